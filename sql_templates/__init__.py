@@ -1,0 +1,1 @@
+"""SQL templates, one file per query shape (jinja2, DuckDB dialect)."""

@@ -1,0 +1,29 @@
+{# The bottom frequency set: one scan of the source, grouped by the level-0 code of every
+   quasi-identifier and the code of every sensitive value (TKDD Section 5). #}
+CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
+SELECT
+{% for q in qis %}
+    m{{ loop.index0 }}."c0" AS {{ ('q%d' % q.index) | ident }},
+{% endfor %}
+{% for s in sensitives %}
+    sm{{ loop.index0 }}."code" AS {{ s.col | ident }},
+{% endfor %}
+    COUNT(*) AS "cnt"
+FROM {{ source | ident }} AS src
+{% for q in qis %}
+JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
+  ON m{{ loop.index0 }}."value" = CAST(src.{{ q.name | ident }} AS VARCHAR)
+{% endfor %}
+{% for s in sensitives %}
+JOIN {{ s.map_table | ident }} AS sm{{ loop.index0 }}
+  ON sm{{ loop.index0 }}."value" = CAST(src.{{ s.name | ident }} AS VARCHAR)
+{% endfor %}
+GROUP BY
+{% for q in qis %}
+    m{{ loop.index0 }}."c0"{% if not loop.last or sensitives %},{% endif %}
+
+{% endfor %}
+{% for s in sensitives %}
+    sm{{ loop.index0 }}."code"{% if not loop.last %},{% endif %}
+
+{% endfor %}

@@ -1,0 +1,3 @@
+{# A release as a view over the source (its mapping tables persisted beside it). #}
+CREATE OR REPLACE VIEW {{ name | ident }} AS
+{% include "release_select.sql" %}

@@ -1,0 +1,1 @@
+ALTER TABLE {{ old | ident }} RENAME TO {{ new | ident }}

@@ -1,0 +1,1 @@
+SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_name = ?

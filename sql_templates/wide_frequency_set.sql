@@ -1,0 +1,19 @@
+{# The wide frequency set: the bottom one with every level's code joined on (q{i}_{j} = attribute i
+   at level j), so that any lattice node is one GROUP BY over it, without joins. #}
+CREATE OR REPLACE TEMPORARY TABLE {{ wide | ident }} AS
+SELECT
+{% for q in qis %}
+{% set i = loop.index0 %}
+{% for j in range(q.height + 1) %}
+    m{{ i }}.{{ ('c%d' % j) | ident }} AS {{ q.col(j) | ident }},
+{% endfor %}
+{% endfor %}
+{% for s in sensitives %}
+    fs.{{ s.col | ident }},
+{% endfor %}
+    fs."cnt"
+FROM {{ fs | ident }} AS fs
+{% for q in qis %}
+JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
+  ON m{{ loop.index0 }}."c0" = fs.{{ ('q%d' % q.index) | ident }}
+{% endfor %}

@@ -1,0 +1,76 @@
+"""The one small interface every privacy model implements (after ARX's `criteria` package).
+
+A lattice node's query returns, for each q*-block (an equivalence class of the generalized
+quasi-identifier), the number of rows holding each sensitive value. The engine hands a model that
+result as a dense counts matrix::
+
+    counts[b, s] = rows of block b whose sensitive value has code s      shape (B, m), int64
+
+Sensitive values are dictionary-encoded as codes 0..m-1 in the order of `SensitiveDomain.values`.
+A model answers, for every block at once (vectorized numpy), whether that block satisfies it;
+blocks that fail may be suppressed within the policy's budget (see `sqlanon.lattice`).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SensitiveDomain:
+    """The dictionary of one sensitive attribute.
+
+    values:  the labels, index = code. Numeric attributes are in ascending numeric order (so the
+             ordered EMD distance can use code order); categorical ones in ascending label order.
+    levels:  optional hierarchy for the hierarchical EMD ground distance: an int array of shape
+             (H + 1, m); levels[h, s] is the code of the ancestor of value s at level h
+             (levels[0] = arange(m), levels[H] = all zeros, the root).
+    numeric: whether the values are numbers (enables the ordered distance).
+    """
+
+    name: str
+    values: tuple
+    levels: np.ndarray | None = None
+    numeric: bool = False
+    # the whole table's distribution of the attribute (counts per code), for t-closeness
+    totals: np.ndarray | None = field(default=None, compare=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    def code(self, label) -> int:
+        """The code of a sensitive value given by its label (as written in a policy)."""
+        for i, v in enumerate(self.values):
+            if v == label or str(v) == str(label):
+                return i
+        raise KeyError(label)
+
+
+class Criterion(ABC):
+    """A privacy model evaluated per q*-block.
+
+    Subclasses set `name` and implement `block_ok`. `needs_sensitive` is False for models that
+    only need block sizes (k-anonymity): the engine then may pass a (B, 1) matrix of sizes.
+    `monotone` says whether the model is preserved when blocks merge (generalization property),
+    which Incognito's pruning relies on.
+    """
+
+    name: str = "criterion"
+    needs_sensitive: bool = True
+    monotone: bool = True
+    # which sensitive attribute the counts must be about (None: the policy's first one)
+    sensitive: str | None = None
+
+    @abstractmethod
+    def block_ok(self, counts: np.ndarray) -> np.ndarray:
+        """Boolean array of shape (B,): does each block satisfy the model?"""
+
+    def achieved(self, counts: np.ndarray) -> dict:
+        """The values the table achieves (for `sqlanon check` and the manifest), over all blocks."""
+        return {}
+
+    def describe(self) -> str:
+        return self.name
