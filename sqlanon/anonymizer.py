@@ -1,0 +1,183 @@
+"""One anonymization run: policy -> frequency set -> lattice search -> chosen node -> release -> manifest.
+
+This is the Python API the CLI drives::
+
+    run = Anonymization(load_policy("policy.yaml"), db="out.duckdb")
+    run.search()            # all minimal satisfying nodes
+    run.choose()            # the best one by the policy's utility metric
+    run.materialize()       # the release table/view (+ exports)
+    run.manifest()          # the JSON manifest (DESIGN.md section 3)
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from . import __version__
+from .checker import NodeChecker, NodeResult
+from .engine import Backend, attach_source, connect
+from .errors import DataError, PolicyError
+from .frequency import FrequencySet
+from .lattice import Lattice, SearchResult
+from .metrics import all_metrics
+from .models import criteria_from_policy
+from .models.kanonymity import k_anonymity
+from .policy import Policy, load_policy
+from .progress import Quiet
+from .release import Output, materialize, select_sql
+from .search import find_minimal
+
+
+@dataclass
+class Candidate:
+    levels: dict[str, int]
+    result: NodeResult
+    metrics: dict
+
+    def as_dict(self) -> dict:
+        return {"levels": dict(self.levels), "metrics": dict(self.metrics)}
+
+
+def default_db(policy: Policy) -> Path | None:
+    """Where the release goes: the source's DuckDB file, else a file beside the policy."""
+    if policy.source.kind == "table" and policy.source.database is not None:
+        return policy.source.database
+    stem = policy.path.stem if policy.path else "sqlanon"
+    return policy.base_dir / f"{stem}.duckdb"
+
+
+class Anonymization:
+    def __init__(self, policy: Policy | dict | str | Path, db: Path | str | None = None,
+                 connection: duckdb.DuckDBPyConnection | None = None, progress=None):
+        self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
+        self.progress = progress or Quiet()
+        self.timings: dict[str, float] = {}
+        t = time.perf_counter()
+        if connection is not None:
+            self.backend = Backend(connection)
+        else:
+            self.backend = connect(db if db is not None else default_db(self.policy))
+        try:
+            self._prepare()
+        except BaseException:
+            if connection is None:
+                self.backend.close()
+            raise
+        self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
+        self.lattice = Lattice(tuple(q.name for q in self.fs.qis), tuple(q.height for q in self.fs.qis))
+        self.timings["prepare"] = time.perf_counter() - t
+        self.result: SearchResult | None = None
+        self.candidates: list[Candidate] = []
+        self.chosen: Candidate | None = None
+        self.outputs: list[Output] = []
+
+    def _prepare(self) -> None:
+        self.source = attach_source(self.backend, self.policy.source)
+        self.fs = FrequencySet(self.backend, self.source, self.policy).build()
+        self.criteria = criteria_from_policy(self.policy.privacy, {s.name: s.domain for s in self.fs.sensitives})
+        k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)
+        if k is not None and k > self.fs.rows:
+            raise PolicyError("privacy.k", f"k = {k} is larger than the table ({self.fs.rows} rows); no release can "
+                              "be k-anonymous: lower k")
+
+    def __enter__(self) -> "Anonymization":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, mode: str = "incognito") -> SearchResult:
+        t = time.perf_counter()
+        self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
+        self.progress.done()
+        self.timings["search"] = time.perf_counter() - t
+        return self.result
+
+    def evaluate(self, levels: dict[str, int]) -> NodeResult:
+        missing = [q for q in self.lattice.names if q not in levels]
+        if missing:
+            raise PolicyError("node", f"no level given for quasi-identifier '{missing[0]}'")
+        for q, h in zip(self.lattice.names, self.lattice.heights):
+            lvl = levels[q]
+            if not isinstance(lvl, int) or not 0 <= lvl <= h:
+                raise PolicyError(f"node.{q}", f"level must be an integer from 0 to {h}; got {lvl!r}")
+        return self.checker.evaluate({q: levels[q] for q in self.lattice.names})
+
+    def score_minimal(self) -> list[Candidate]:
+        if self.result is None:
+            self.search()
+        t = time.perf_counter()
+        self.candidates = []
+        for node in self.result.minimal:
+            levels = self.lattice.levels(node)
+            res = self.checker.evaluate(levels)
+            self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
+        self.timings["metrics"] = time.perf_counter() - t
+        return self.candidates
+
+    def choose(self) -> Candidate:
+        if not self.candidates:
+            self.score_minimal()
+        if not self.candidates:
+            raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
+                            "privacy models or allow suppression (privacy.max_suppression)")
+        metric = self.policy.utility
+        self.chosen = min(self.candidates, key=lambda c: (c.metrics[metric], c.metrics["height"],
+                                                          tuple(c.levels.values())))
+        return self.chosen
+
+    # -- release ------------------------------------------------------------------------------
+    def materialize(self) -> list[Output]:
+        if self.chosen is None:
+            self.choose()
+        t = time.perf_counter()
+        self.outputs = materialize(self.policy, self.fs, self.chosen.result)
+        self.timings["release"] = time.perf_counter() - t
+        return self.outputs
+
+    def sql(self, dialect: str = "duckdb") -> str:
+        """The generalizing SELECT of the chosen node, transpiled to `dialect`."""
+        from . import templates
+        if self.chosen is None:
+            self.choose()
+        text = select_sql(self.policy, self.fs, self.chosen.result)
+        return templates.to_dialect(templates.parse(text), dialect) if dialect != "duckdb" else text
+
+    def achieved(self, result: NodeResult) -> dict:
+        """Privacy values the released blocks achieve (suppressed blocks left out)."""
+        keep = result.ok if result.suppressed_rows else slice(None)
+        out = {"k": k_anonymity(result.counts.sizes[keep][:, None])}
+        for c in self.criteria:
+            if c.needs_sensitive and not getattr(c, "multi_attribute", False):
+                attr = self.checker.attribute[id(c)]
+                counts = self.fs.node_counts(result.levels, sensitive=[attr]).sensitive[attr] \
+                    if attr not in result.counts.sensitive else result.counts.sensitive[attr]
+                out.update(c.achieved(counts[keep]))
+        return out
+
+    def manifest(self) -> dict:
+        if self.chosen is None:
+            self.choose()
+        c = self.chosen
+        return {
+            "sqlanon_version": __version__,
+            "policy": self.policy.normalized(),
+            "source": {"table": self.policy.source.label, "rows": self.fs.rows},
+            "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated,
+                        "heights": dict(zip(self.lattice.names, self.lattice.heights)),
+                        "minimal": [m.as_dict() for m in self.candidates]},
+            "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
+                       "suppressed_rows": c.result.suppressed_rows, "metrics": dict(c.metrics)},
+            "privacy": self.achieved(c.result),
+            "hierarchies": {q.name: {"source": q.hierarchy.source, "height": q.height,
+                                     "sha256_16": q.hierarchy.digest()} for q in self.fs.qis},
+            "outputs": [o.as_dict() for o in self.outputs],
+            "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+
+    def close(self) -> None:
+        self.backend.close()

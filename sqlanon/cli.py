@@ -1,0 +1,270 @@
+"""The `sqlanon` command line (DESIGN.md section 3).
+
+Exit codes: 0 success; 2 bad policy or bad input (one line naming the field, column or value, no
+traceback); 3 a table that does not satisfy the policy (`check`), so a scheduler can block a release.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from functools import wraps
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import PrivacyNotMet, UserError
+from .progress import Progress
+
+DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake")
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"sqlanon: error: {message}", err=True)
+    sys.exit(code)
+
+
+def user_errors(fn):
+    """Turn user errors into one line and an exit code; anything else is a bug and keeps its traceback."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as e:
+            _fail(str(e), e.exit_code)
+        except PrivacyNotMet as e:
+            _fail(str(e), e.exit_code)
+    return wrapper
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(enabled=False) if quiet else Progress()
+
+
+def _run(policy, db, quiet, mode="incognito"):
+    """An Anonymization with its minimal nodes found and scored; use it in a `with` block."""
+    from .anonymizer import Anonymization
+    run = Anonymization(policy, db=db, progress=_progress(quiet))
+    try:
+        run.search(mode)
+        run.score_minimal()
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+def _write_json(data: dict, path: str | None) -> None:
+    text = json.dumps(data, indent=2, default=_json_default)
+    if path in (None, "-"):
+        click.echo(text)
+    else:
+        tmp = Path(path).with_name(Path(path).name + ".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(type(o).__name__)
+
+
+def _levels_text(levels: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in levels.items())
+
+
+def _summary(run) -> None:
+    m = run.manifest()
+    c = m["chosen"]
+    click.echo(f"source: {m['source']['table']} ({m['source']['rows']:,} rows)")
+    click.echo(f"lattice: {m['lattice']['nodes']:,} nodes, {m['lattice']['evaluated']:,} evaluated, "
+               f"{len(m['lattice']['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
+    click.echo(f"chosen by {run.policy.utility}: {_levels_text(c['levels'])}")
+    click.echo(f"  {c['classes']:,} classes, {c['suppressed_rows']:,} rows suppressed, metrics "
+               + ", ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
+    click.echo("privacy achieved: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                                                 for k, v in m["privacy"].items()))
+    for o in m["outputs"]:
+        where = f" in {run.backend.path}" if o["kind"] in ("table", "view") and run.backend.path else ""
+        click.echo(f"released {o['kind']} {o['name']}{where}: {o['rows']:,} rows")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sqlanon")
+def main():
+    """sqlanon: anonymize tables inside the database (k-anonymity, l-diversity, t-closeness)."""
+
+
+@main.command()
+@click.option("--db", type=click.Path(dir_okay=False), default="sqlanon_demo.duckdb", show_default=True,
+              help="DuckDB file to write the release into.")
+@click.option("--json", "json_path", default="sqlanon_demo.json", show_default=True, help="Manifest path.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+@user_errors
+def demo(db, json_path, quiet):
+    """Anonymize the embedded UCI Adult data (45,222 rows): 5-anonymity over 8 quasi-identifiers."""
+    policy = resources.files("sqlanon.datasets.adult").joinpath("adult_demo.yaml")
+    with resources.as_file(policy) as path, _run(str(path), db, quiet) as run:
+        run.choose()
+        run.materialize()
+        _summary(run)
+        _write_json(run.manifest(), json_path)
+        click.echo(f"manifest: {json_path}")
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--json", "json_path", default=None, help="Write the release manifest (JSON) here ('-' = stdout).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
+@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
+@user_errors
+def anonymize(policy, json_path, db, mode, quiet):
+    """Search the lattice, choose the best minimal node, materialize the release."""
+    with _run(policy, db, quiet, mode) as run:
+        run.choose()
+        run.materialize()
+        if not quiet and json_path != "-":
+            _summary(run)
+        if json_path:
+            _write_json(run.manifest(), json_path)
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def lattice(policy, db, as_json, mode, quiet):
+    """Every minimal node that satisfies the policy, with its metrics."""
+    with _run(policy, db, quiet, mode) as run:
+        _print_lattice(run, as_json)
+
+
+def _print_lattice(run, as_json: bool) -> None:
+    data = {"nodes": run.lattice.size, "evaluated": run.result.evaluated,
+            "seconds": round(run.timings["search"], 4),
+            "minimal": [c.as_dict() for c in run.candidates]}
+    if as_json:
+        _write_json(data, None)
+    else:
+        click.echo(f"{data['nodes']:,} nodes, {data['evaluated']:,} evaluated, {len(data['minimal'])} minimal")
+        for c in data["minimal"]:
+            click.echo(f"  {_levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
+
+
+def _parse_node(text: str) -> dict:
+    from .errors import PolicyError
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise PolicyError("--node", f"expected NAME=LEVEL,NAME=LEVEL...; got {text!r}")
+        k, v = part.split("=", 1)
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            raise PolicyError(f"--node {k.strip()}", f"level must be an integer; got {v!r}") from None
+    return out
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("--node", default=None, help="Check this node, e.g. age=2,sex=1,... (default: the source as it is).")
+@click.option("--table", default=None, help="Check an existing table (e.g. a release) with its values as they are.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@user_errors
+def check(policy, db, node, table, as_json):
+    """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
+    from .anonymizer import Anonymization
+    from .policy import load_policy
+    from .errors import PolicyError
+    pol = load_policy(policy)
+    if table is not None:
+        if node is not None:
+            raise PolicyError("--node", "give --node or --table, not both")
+        raw = dict(pol.raw)
+        raw["source"] = {"table": table}
+        if pol.source.kind == "table" and pol.source.database is not None and db is None:
+            db = str(pol.source.database)
+        raw["quasi_identifiers"] = {q: {"hierarchy": "suppress"} for q in pol.quasi_identifiers}
+        raw["sensitive"] = list(pol.sensitive) if all(v is None for v in pol.sensitive.values()) else raw["sensitive"]
+        pol = load_policy(raw, base_dir=pol.base_dir)
+        if db is None:
+            from .anonymizer import default_db
+            db = str(default_db(load_policy(policy)))
+    with Anonymization(pol, db=db, progress=Progress(enabled=False)) as run:
+        satisfied = _check_report(run, node, table, as_json)
+    if not satisfied:
+        sys.exit(3)
+
+
+def _check_report(run, node, table, as_json) -> bool:
+    levels = _parse_node(node) if node else {q: 0 for q in run.lattice.names}
+    res = run.evaluate(levels)
+    failing = int((~res.ok).sum())
+    report = {"table": table or run.policy.source.label, "levels": levels, "rows": run.fs.rows,
+              "classes": int(len(res.ok)), "failing_classes": failing, "suppressed_rows": res.suppressed_rows,
+              "budget_rows": run.checker.budget, "satisfied": bool(res.satisfied),
+              "achieved": run.achieved(_all_blocks(res))}
+    if failing:
+        sizes = res.counts.sizes[~res.ok]
+        report["failing_examples"] = [
+            {"block": {q: _label(run, q, lvl, int(code)) for (q, lvl), code in zip(levels.items(), codes)},
+             "rows": int(n)}
+            for codes, n in list(zip(res.counts.block_codes[~res.ok], sizes))[:10]]
+    if as_json:
+        _write_json(report, None)
+    else:
+        click.echo(f"{report['table']}: {report['rows']:,} rows in {report['classes']:,} classes at "
+                   f"{_levels_text(levels)}")
+        click.echo("achieved: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                                            for k, v in report["achieved"].items()))
+        click.echo(f"failing classes: {failing} ({res.suppressed_rows:,} rows; suppression budget "
+                   f"{run.checker.budget:,} rows)")
+        for ex in report.get("failing_examples", []):
+            click.echo(f"  {_levels_text(ex['block'])}: {ex['rows']} rows")
+        click.echo("satisfies the policy" if res.satisfied else "does NOT satisfy the policy")
+    return bool(res.satisfied)
+
+
+def _all_blocks(res):
+    """The node result with no block suppressed: achieved values over every block."""
+    import numpy as np
+    from .checker import NodeResult
+    return NodeResult(res.levels, res.satisfied, res.counts, np.ones(len(res.ok), dtype=bool), 0)
+
+
+def _label(run, qi: str, level: int, code: int) -> str:
+    q = run.fs.qi(qi)
+    codes = q.hierarchy.codes()[level]
+    idx = int((codes == code).argmax())
+    return q.hierarchy.labels[level][idx]
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True)
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def sql(policy, dialect, db, quiet):
+    """The SQL sqlanon runs for this policy, transpiled by sqlglot: frequency sets, a node query, the release."""
+    from .sqlgen import policy_sql
+    with _run(policy, db, quiet) as run:
+        run.choose()
+        click.echo(policy_sql(run, dialect))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

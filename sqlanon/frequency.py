@@ -1,0 +1,260 @@
+"""Mapping tables and frequency sets: the data side of the lattice search.
+
+1. Each quasi-identifier's hierarchy becomes a mapping table in the database, one row per base value:
+   ``value`` (the base value as text), ``l0..lH`` (labels), ``c0..cH`` (integer codes per level) and
+   ``n0..nH`` (how many base values the level's label covers, for the KL metric).
+2. The bottom frequency set is one GROUP BY over the source: level-0 codes of the quasi-identifiers,
+   the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
+3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
+   lattice node is one GROUP BY over it, with no joins (DESIGN.md, "measured floor").
+4. `node_counts` rolls that up to a node and returns per-q*-block counts of each sensitive value.
+
+Column names inside these work tables are positional (q3_2, s0) so no user-chosen name is ever
+spliced into a generated column name; user names appear only as quoted identifiers of the source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .engine import Backend
+from .errors import DataError
+from .hierarchy import HierarchyTable, build_table, load_taxonomy_csv, spec_kind
+from .models.base import SensitiveDomain
+from .policy import Policy
+
+FS = "__sqlanon_fs"
+WIDE = "__sqlanon_wide"
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
+                 "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+
+@dataclass
+class QuasiIdentifier:
+    """One quasi-identifier: its column, hierarchy and mapping table."""
+
+    name: str
+    index: int
+    hierarchy: HierarchyTable
+    map_table: str
+    column_type: str = "VARCHAR"
+
+    @property
+    def height(self) -> int:
+        return self.hierarchy.height
+
+    def col(self, level: int) -> str:
+        """Column of the wide frequency set holding this attribute's code at `level`."""
+        return f"q{self.index}_{level}"
+
+
+@dataclass
+class Sensitive:
+    name: str
+    index: int
+    domain: SensitiveDomain
+    map_table: str
+
+    @property
+    def col(self) -> str:
+        return f"s{self.index}"
+
+
+@dataclass
+class NodeCounts:
+    """What a lattice node's query returns.
+
+    block_codes: (B, a) codes of each q*-block at the node's levels (one column per attribute);
+    sizes:       (B,) rows per block;
+    sensitive:   attribute name -> (B, m) counts of each sensitive value per block.
+    """
+
+    block_codes: np.ndarray
+    sizes: np.ndarray
+    sensitive: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _distinct_values(backend: Backend, source: str, column: str) -> list[str]:
+    rows = backend.fetchall("distinct_values.sql", source=source, column=column)
+    return [r[0] for r in rows]
+
+
+class FrequencySet:
+    """Builds and queries the mapping tables and frequency sets of one policy in one database."""
+
+    def __init__(self, backend: Backend, source: str, policy: Policy, prefix: str = "__sqlanon"):
+        self.backend = backend
+        self.source = source
+        self.policy = policy
+        self.prefix = prefix
+        self.qis: list[QuasiIdentifier] = []
+        self.sensitives: list[Sensitive] = []
+        self.rows = 0
+
+    # -- building --------------------------------------------------------------------------
+    def build(self) -> "FrequencySet":
+        b, policy = self.backend, self.policy
+        columns = dict(b.columns(self.source))
+        wanted = list(policy.quasi_identifiers) + list(policy.sensitive) + list(policy.release.keep)
+        for fieldname, names in (("quasi_identifiers", policy.quasi_identifiers), ("sensitive", policy.sensitive),
+                                 ("release.keep", policy.release.keep)):
+            for name in names:
+                if name not in columns:
+                    shown = ", ".join(list(columns)[:20])
+                    raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
+                                    f"(its columns: {shown}); fix the name in the policy")
+        profile = b.fetchone("profile.sql", source=self.source,
+                             columns=list(policy.quasi_identifiers) + list(policy.sensitive))
+        self.rows = int(profile[0])
+        if self.rows == 0:
+            raise DataError(f"the source {policy.source.label} has no rows; there is nothing to anonymize")
+        for name, nulls in zip(list(policy.quasi_identifiers) + list(policy.sensitive), profile[1:]):
+            if nulls:
+                raise DataError(f"column '{name}' has {nulls} NULL value(s); sqlanon needs every quasi-identifier "
+                                "and sensitive value present: filter them out with a source query or fill them")
+        del wanted
+        for i, (name, spec) in enumerate(policy.quasi_identifiers.items()):
+            kind = spec_kind(spec, name)
+            values = None if kind == "taxonomy" else _distinct_values(b, self.source, name)
+            table = build_table(name, spec, policy.base_dir, values)
+            table.validate()
+            qi = QuasiIdentifier(name, i, table, f"{self.prefix}_map_{i}", columns[name])
+            self._create_map(qi)
+            self._check_covered(qi.name, qi.map_table, f"the hierarchy of '{name}' ({table.source})")
+            self.qis.append(qi)
+        for i, (name, spec) in enumerate(policy.sensitive.items()):
+            self.sensitives.append(self._create_sensitive(i, name, spec, columns[name]))
+        self._create_frequency_sets()
+        totals = self.sensitive_totals()
+        for s in self.sensitives:
+            object.__setattr__(s.domain, "totals", totals[s.name])
+        return self
+
+    def _create_map(self, qi: QuasiIdentifier) -> None:
+        t = qi.hierarchy
+        codes, leaves = t.codes(), t.leaf_counts()
+        data = {"value": t.values}
+        for j in range(t.height + 1):
+            data[f"l{j}"] = t.labels[j]
+        for j in range(t.height + 1):
+            data[f"c{j}"] = codes[j].astype(np.int32)
+        for j in range(t.height + 1):
+            data[f"n{j}"] = leaves[j].astype(np.int64)
+        self.backend.create_table_from_frame(qi.map_table, pd.DataFrame(data))
+
+    def _check_covered(self, name: str, map_table: str, what: str) -> None:
+        missing = self.backend.fetchall("missing_values.sql", source=self.source, column=name, map_table=map_table)
+        if missing:
+            shown = ", ".join(repr(r[0]) for r in missing[:5])
+            raise DataError(f"column '{name}': value(s) {shown} missing from {what}; add them to the hierarchy")
+
+    def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str) -> Sensitive:
+        numeric = column_type.upper().startswith(NUMERIC_TYPES)
+        values = _distinct_values(self.backend, self.source, name)
+        if numeric:
+            values = sorted(values, key=float)
+        else:
+            values = sorted(values)
+        levels = None
+        if spec is not None:
+            kind = spec_kind(spec, name)
+            table = (load_taxonomy_csv(self._path(spec["hierarchy"]), name) if kind == "taxonomy"
+                     else build_table(name, spec, self.policy.base_dir, values))
+            position = {v: i for i, v in enumerate(table.values)}
+            missing = [v for v in values if v not in position]
+            if missing:
+                raise DataError(f"column '{name}': value(s) {', '.join(map(repr, missing[:5]))} missing from the "
+                                f"hierarchy of '{name}' ({table.source}); add them to the hierarchy")
+            codes = table.codes()
+            levels = np.stack([codes[:, position[v]] for v in values], axis=1)
+            # re-code each level densely in value order, and make the top a single root
+            levels = np.stack([np.unique(row, return_inverse=True)[1] for row in levels])
+            if levels.shape[0] == 1 or np.any(levels[-1] != 0):
+                levels = np.vstack([levels, np.zeros(len(values), dtype=levels.dtype)])
+        domain = SensitiveDomain(name, tuple(values), levels, numeric)
+        sens = Sensitive(name, index, domain, f"{self.prefix}_smap_{index}")
+        frame = pd.DataFrame({"value": values, "code": np.arange(len(values), dtype=np.int32)})
+        self.backend.create_table_from_frame(sens.map_table, frame)
+        return sens
+
+    def _path(self, p):
+        from pathlib import Path
+        p = Path(p)
+        return p if p.is_absolute() else self.policy.base_dir / p
+
+    def _create_frequency_sets(self) -> None:
+        ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=FS, wide=WIDE)
+        self.backend.execute("frequency_set.sql", **ctx)
+        self.backend.execute("wide_frequency_set.sql", **ctx)
+
+    # -- querying ---------------------------------------------------------------------------
+    def sensitive_totals(self) -> dict[str, np.ndarray]:
+        """The whole table's count of each sensitive value (the distribution Q of t-closeness)."""
+        out = {}
+        for s in self.sensitives:
+            rows = self.backend.fetchall("sensitive_totals.sql", table=FS, col=s.col)
+            totals = np.zeros(s.domain.size, dtype=np.int64)
+            for code, n in rows:
+                totals[code] = n
+            out[s.name] = totals
+        return out
+
+    def qi(self, name: str) -> QuasiIdentifier:
+        for q in self.qis:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def node_counts(self, levels: dict[str, int], sensitive: list[str] = (), refine: list[str] = (),
+                    source_table: str = WIDE) -> NodeCounts:
+        """Roll the frequency set up to a node and fetch per-block counts.
+
+        levels:    attribute -> generalization level (a node of the lattice of that subset of attributes);
+        sensitive: attributes whose per-block value counts are wanted (a (B, m) matrix each);
+        refine:    extra sensitive attributes added to the block key (multi-attribute l-diversity, Def. 4.6).
+        """
+        block_cols = [self.qi(a).col(l) for a, l in levels.items()]
+        refine_cols = [self._sens(r).col for r in refine]
+        pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
+        data = self.backend.fetchnumpy("node_counts.sql", table=source_table, block_cols=block_cols + refine_cols,
+                                       pivots=pivots)
+        key_cols = block_cols + refine_cols
+        codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
+                 if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))
+        sizes = np.asarray(data["n"], dtype=np.int64)
+        sens = {}
+        for name, (col, m) in zip(sensitive, pivots):
+            sens[name] = np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64) for v in range(m)])
+        return NodeCounts(codes, sizes, sens)
+
+    def batch_counts(self, nodes: list[dict[str, int]], sensitive: list[str] = ()) -> list[NodeCounts]:
+        """Per-block counts of several nodes in one statement (a UNION ALL of their GROUP BYs).
+
+        The database runs the branches in parallel and the per-statement cost is paid once; block codes
+        are not returned (a satisfaction check needs only sizes and sensitive counts).
+        """
+        if not nodes:
+            return []
+        pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
+        branches = [[self.qi(a).col(l) for a, l in levels.items()] for levels in nodes]
+        data = self.backend.fetchnumpy("node_counts_batch.sql", table=WIDE, branches=branches, pivots=pivots)
+        g = np.asarray(data["g"], dtype=np.int64)
+        order = np.argsort(g, kind="stable")
+        bounds = np.searchsorted(g[order], np.arange(len(nodes) + 1))
+        sizes = np.asarray(data["n"], dtype=np.int64)[order]
+        mats = {name: np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64)[order] for v in range(m)])
+                for name, (col, m) in zip(sensitive, pivots)}
+        empty = np.zeros((0, 0), dtype=np.int64)
+        out = []
+        for i in range(len(nodes)):
+            lo, hi = bounds[i], bounds[i + 1]
+            out.append(NodeCounts(empty, sizes[lo:hi], {name: mat[lo:hi] for name, mat in mats.items()}))
+        return out
+
+    def _sens(self, name: str) -> Sensitive:
+        for s in self.sensitives:
+            if s.name == name:
+                return s
+        raise KeyError(name)

@@ -1,0 +1,167 @@
+"""The generalization lattice and the search for all minimal satisfying nodes.
+
+A node assigns each quasi-identifier a generalization level (0 = the original values). Node X is a
+generalization of Y when X >= Y componentwise (TKDD Section 5, the lattice of Figure 3 / LeFevre et
+al. 2005). For a monotone privacy model (Theorems 5.2-5.4: a generalization of a satisfying node
+satisfies), sqlanon returns ALL minimal satisfying nodes:
+
+- `incognito`: LeFevre, DeWitt, Ramakrishnan (SIGMOD 2005) as described in TKDD Section 5. Subsets
+  of the quasi-identifier are searched bottom-up by size: a node over an i-subset is a candidate only
+  when each of its (i-1)-projections satisfied (subset property: projecting merges blocks); inside a
+  subset's lattice nodes are visited by height and a node whose direct specialization satisfied is
+  marked satisfying without a query (generalization property). Counts are rolled up from the
+  frequency set by one GROUP BY per evaluated node (rollup).
+- `brute_force`: evaluate every node of the full lattice; the reference for tests.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+Node = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Lattice:
+    names: tuple[str, ...]
+    heights: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod([h + 1 for h in self.heights]))
+
+    def nodes(self):
+        return itertools.product(*(range(h + 1) for h in self.heights))
+
+    def levels(self, node: Node) -> dict[str, int]:
+        return dict(zip(self.names, node))
+
+    def node(self, levels: dict[str, int]) -> Node:
+        return tuple(int(levels[n]) for n in self.names)
+
+
+def direct_specializations(node: Node) -> list[Node]:
+    return [node[:i] + (node[i] - 1,) + node[i + 1:] for i in range(len(node)) if node[i] > 0]
+
+
+def direct_generalizations(node: Node, heights) -> list[Node]:
+    return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < heights[i]]
+
+
+def minimal_nodes(satisfying) -> list[Node]:
+    """Satisfying nodes with no satisfying node strictly below them (componentwise), sorted.
+
+    Works for any predicate, monotone or not (with suppression, l-diversity and t-closeness are not
+    monotone, so a direct-children test would not be enough).
+    """
+    nodes = sorted(set(satisfying), key=lambda n: (sum(n), n))
+    if not nodes:
+        return []
+    arr = np.array(nodes, dtype=np.int16)
+    out = []
+    for i, node in enumerate(nodes):
+        below = np.all(arr[:i] <= arr[i], axis=1)   # earlier nodes have smaller or equal height
+        if not below.any():
+            out.append(node)
+    return out
+
+
+@dataclass
+class SearchResult:
+    lattice: Lattice
+    satisfying: set[Node]
+    minimal: list[Node]
+    evaluated: int
+    seconds: float
+    per_level: list[dict] = field(default_factory=list)
+
+
+# check([(attribute indices, node), ...]) -> [bool, ...]: does each node, over that subset of the
+# attributes, satisfy? Batched so the engine can evaluate many nodes per statement.
+Check = Callable[[list[tuple[tuple[int, ...], Node]]], list[bool]]
+
+
+def brute_force(lattice: Lattice, check: Check, progress=None, batch: int = 240) -> SearchResult:
+    """Evaluate every node of the full lattice (no pruning)."""
+    t = time.perf_counter()
+    everything = tuple(range(len(lattice.names)))
+    nodes = list(lattice.nodes())
+    satisfying = set()
+    for i in range(0, len(nodes), batch):
+        chunk = nodes[i:i + batch]
+        for node, ok in zip(chunk, check([(everything, n) for n in chunk])):
+            if ok:
+                satisfying.add(node)
+        if progress:
+            progress.update(level=len(everything), evaluated=i + len(chunk), total=len(nodes))
+    return SearchResult(lattice, satisfying, minimal_nodes(satisfying), len(nodes), time.perf_counter() - t)
+
+
+def _candidates(subset: tuple[int, ...], heights, S: dict) -> list[Node]:
+    """Nodes over `subset` whose every projection to one attribute fewer satisfied (subset property).
+
+    Generated as in Apriori: join the satisfying nodes of the first size-1 attributes with each level of
+    the last one, then prune by the other projections.
+    """
+    size = len(subset)
+    if size == 1:
+        return [(lvl,) for lvl in range(heights[subset[0]] + 1)]
+    projections = [subset[:j] + subset[j + 1:] for j in range(size)]
+    if any(not S[p] for p in projections):
+        return []
+    last = subset[-1]
+    out = []
+    for prefix in S[projections[-1]]:
+        for lvl in range(heights[last] + 1):
+            node = prefix + (lvl,)
+            if all(node[:j] + node[j + 1:] in S[projections[j]] for j in range(size - 1)):
+                out.append(node)
+    return out
+
+
+def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
+    """All satisfying nodes of the full lattice, evaluating as few as monotonicity allows.
+
+    `check` must be monotone under generalization and under projection to fewer attributes
+    (k-anonymity with or without suppression; the l-diversity family and t-closeness without
+    suppression). Subsets of one size are independent given the smaller ones, so they are searched
+    together, height by height: at each height the unmarked candidates of every subset go to the
+    database in batches.
+    """
+    t = time.perf_counter()
+    n = len(lattice.names)
+    heights = lattice.heights
+    S: dict[tuple[int, ...], set[Node]] = {}
+    evaluated = 0
+    per_level = []
+    for size in range(1, n + 1):
+        level_start, level_evaluated = time.perf_counter(), 0
+        by_height: dict[int, list[tuple[tuple[int, ...], Node]]] = {}
+        candidates = 0
+        for subset in itertools.combinations(range(n), size):
+            S[subset] = set()
+            for node in _candidates(subset, heights, S):
+                by_height.setdefault(sum(node), []).append((subset, node))
+                candidates += 1
+        for h in sorted(by_height):
+            todo = []
+            for subset, node in by_height[h]:
+                if any(child in S[subset] for child in direct_specializations(node)):
+                    S[subset].add(node)        # generalization property: satisfies without a query
+                else:
+                    todo.append((subset, node))
+            for (subset, node), ok in zip(todo, check(todo)):
+                if ok:
+                    S[subset].add(node)
+            evaluated += len(todo)
+            level_evaluated += len(todo)
+            if progress:
+                progress.update(level=size, evaluated=evaluated)
+        per_level.append({"subset_size": size, "candidates": candidates, "evaluated": level_evaluated,
+                          "seconds": round(time.perf_counter() - level_start, 4)})
+    full = S.get(tuple(range(n)), set())
+    return SearchResult(lattice, full, minimal_nodes(full), evaluated, time.perf_counter() - t, per_level)

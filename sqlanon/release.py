@@ -1,0 +1,130 @@
+"""Materializing the release: the generalized table (or view), exports, written atomically.
+
+The release keeps the source's column names: each quasi-identifier holds its hierarchy label at the
+chosen level (the original value at level 0), the sensitive attributes and any `release.keep` columns
+are copied unchanged, and the rows of suppressed blocks are left out. A table is built under a
+temporary name and swapped in by one transaction (drop old, rename new), so a failed run leaves the
+previous release, or nothing, never half a table. A view needs its mapping tables to persist: they are
+written beside it (``<name>__map_<i>``) in the same transaction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .checker import NodeResult
+from .engine import Backend
+from .errors import DataError, PolicyError
+from .frequency import FrequencySet
+from .metrics import create_suppressed_table
+from .policy import Policy
+
+
+@dataclass
+class Output:
+    kind: str
+    name: str
+    rows: int
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "rows": self.rows}
+
+
+def release_columns(policy: Policy, fs: FrequencySet, levels: dict[str, int]):
+    """(column, qi-or-None, level) in source order: QIs generalized, the others copied."""
+    order = [c for c, _ in fs.backend.columns(fs.source)]
+    wanted = set(policy.quasi_identifiers) | set(policy.sensitive) | set(policy.release.keep)
+    out = []
+    for c in order:
+        if c not in wanted:
+            continue
+        if c in policy.quasi_identifiers:
+            out.append((c, fs.qi(c), levels[c]))
+        else:
+            out.append((c, None, None))
+    return out
+
+
+def select_sql(policy: Policy, fs: FrequencySet, result: NodeResult, map_names: dict | None = None,
+               suppressed: str | None = None, source: str | None = None) -> str:
+    """The generalizing SELECT (in the template dialect), as it would run."""
+    return fs.backend.sql("release_select.sql", **_select_context(policy, fs, result, map_names, suppressed, source))
+
+
+def _select_context(policy, fs, result, map_names, suppressed, source):
+    return dict(columns=release_columns(policy, fs, result.levels), source=source or fs.source,
+                maps=map_names or {q.name: q.map_table for q in fs.qis}, suppressed=suppressed)
+
+
+def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Output]:
+    b: Backend = fs.backend
+    name = policy.release.name
+    kind = policy.release.materialize
+    outputs: list[Output] = []
+    if kind == "none":
+        return outputs
+    if name.startswith("__sqlanon"):
+        raise PolicyError("release.name", "names starting with __sqlanon are reserved")
+    if kind == "table":
+        tmp = f"{name}__sqlanon_tmp"
+        supp = create_suppressed_table(fs, result)
+        ctx = _select_context(policy, fs, result, None, supp, None)
+        try:
+            b.execute("release_table.sql", name=tmp, **ctx)
+            with b.transaction():
+                b.execute("drop_relation.sql", name=name, kind=_existing_kind(b, name))
+                b.execute("rename_table.sql", old=tmp, new=name)
+        except Exception:
+            b.execute("drop_relation.sql", name=tmp, kind="TABLE")
+            raise
+    else:
+        source = _view_source(policy, fs)
+        maps = {q.name: f"{name}__map_{q.index}" for q in fs.qis}
+        with b.transaction():
+            for q in fs.qis:
+                b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
+            supp = create_suppressed_table(fs, result, name=f"{name}__suppressed", temp=False)
+            existing = _existing_kind(b, name)
+            if existing == "TABLE":
+                b.execute("drop_relation.sql", name=name, kind=existing)
+            b.execute("release_view.sql", name=name,
+                      **_select_context(policy, fs, result, maps, supp, source))
+    rows = b.fetchone("count_rows.sql", relation=name)[0]
+    outputs.append(Output(kind, name, int(rows)))
+    for path in policy.release.export:
+        outputs.append(export(b, name, path))
+    return outputs
+
+
+def _existing_kind(b: Backend, name: str) -> str | None:
+    row = b.fetchone("relation_kind.sql", [name])
+    return row[0] if row and row[0] else None
+
+
+def _view_source(policy: Policy, fs: FrequencySet) -> str:
+    src = policy.source
+    if src.kind == "table" and (src.database is None or (fs.backend.path and
+                                                         src.database.resolve() == fs.backend.path.resolve())):
+        return src.table
+    raise PolicyError("release.materialize", "a view must read a source table in the same database; this source "
+                      f"is a {src.kind if src.kind != 'table' else 'table in another database'}: use "
+                      "materialize: table")
+
+
+def export(b: Backend, relation: str, path: Path) -> Output:
+    """Write the release to Parquet or CSV by DuckDB's COPY, to a temporary file then renamed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".sqlanon_tmp")
+    fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
+    rel = b.con.table(relation)
+    try:
+        if fmt == "parquet":
+            rel.write_parquet(str(tmp))
+        else:
+            rel.write_csv(str(tmp), header=True)
+    except Exception as e:
+        tmp.unlink(missing_ok=True)
+        raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None
+    tmp.replace(path)
+    return Output(fmt, str(path), int(b.fetchone("count_rows.sql", relation=relation)[0]))

@@ -1,0 +1,61 @@
+"""`sqlanon sql`: the statements of a run, transpiled by sqlglot to another SQL dialect.
+
+Printed in the order they run: the mapping tables (DDL and their rows), the bottom and wide frequency
+sets, the query of the chosen lattice node, and the generalizing SELECT of the release, which can be
+pasted into a scheduled query or a dbt model.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from . import templates
+from .frequency import FS, WIDE
+from .release import _select_context
+
+
+def _mapping_ddl(q, dialect: str) -> list[str]:
+    t = q.hierarchy
+    codes, leaves = t.codes(), t.leaf_counts()
+    cols = ([("value", "VARCHAR")] + [(f"l{j}", "VARCHAR") for j in range(t.height + 1)]
+            + [(f"c{j}", "INT") for j in range(t.height + 1)] + [(f"n{j}", "BIGINT") for j in range(t.height + 1)])
+    create = exp.Create(
+        this=exp.Schema(this=exp.to_table(q.map_table, quoted=True),
+                        expressions=[exp.ColumnDef(this=exp.to_identifier(c, quoted=True),
+                                                   kind=exp.DataType.build(ty)) for c, ty in cols]),
+        kind="TABLE")
+    rows = []
+    for i, value in enumerate(t.values):
+        row = [value] + [t.labels[j][i] for j in range(t.height + 1)]
+        row += [int(codes[j][i]) for j in range(t.height + 1)] + [int(leaves[j][i]) for j in range(t.height + 1)]
+        rows.append(exp.Tuple(expressions=[exp.Literal.string(v) if isinstance(v, str) else exp.Literal.number(v)
+                                           for v in row]))
+    insert = exp.Insert(this=exp.to_table(q.map_table, quoted=True), expression=exp.Values(expressions=rows))
+    return [create.sql(dialect=dialect), insert.sql(dialect=dialect)]
+
+
+def policy_sql(run, dialect: str) -> str:
+    fs, policy, b = run.fs, run.policy, run.backend
+    src = policy.source
+    source = src.table if src.kind == "table" else fs.source
+    out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]
+    if source == fs.source:
+        out.append(f"-- {fs.source} stands for the source ({src.kind}: {src.path or src.query})")
+    out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
+    for q in fs.qis:
+        out.extend(s + ";" for s in _mapping_ddl(q, dialect))
+    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=FS, wide=WIDE)
+    out.append("-- the bottom frequency set (one scan of the source)")
+    out.append(templates.render_for("frequency_set.sql", dialect, **ctx) + ";")
+    out.append("-- the wide frequency set (every level's code)")
+    out.append(templates.render_for("wide_frequency_set.sql", dialect, **ctx) + ";")
+    levels = run.chosen.levels
+    out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
+    pivots = [(s.col, s.domain.size) for s in fs.sensitives]
+    out.append(templates.render_for("node_counts.sql", dialect, table=WIDE,
+                                    block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots) + ";")
+    out.append("-- the release: the generalizing SELECT")
+    ctx = _select_context(policy, fs, run.chosen.result, None, None, source)
+    if run.chosen.result.suppressed_rows:
+        out.append("-- (suppressed blocks are removed by an anti-join on their codes; see sqlanon anonymize)")
+    out.append(templates.render_for("release_select.sql", dialect, **ctx) + ";")
+    return "\n".join(out)

@@ -1,0 +1,184 @@
+"""The command line: the demo, anonymize/check/lattice/sql, and bad input giving one line and exit 2."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import duckdb
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sqlanon.cli import main
+
+from conftest import HOSPITAL
+
+
+def _db_with_hospital(tmp_path, rows_sql="SELECT * FROM read_csv(?)"):
+    db = tmp_path / "data.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE hospital AS {rows_sql}", [str(HOSPITAL / "hospital.csv")])
+    con.close()
+    return db
+
+
+def _policy(tmp_path, db, **changes):
+    policy = {
+        "source": {"database": db.name, "table": "hospital"},
+        "quasi_identifiers": {
+            "zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+            "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+            "nationality": {"hierarchy": "suppress"},
+        },
+        "sensitive": ["condition"],
+        "privacy": {"k": 4},
+        "utility": "height",
+        "release": {"name": "hospital_release"},
+    }
+    for key, value in changes.items():
+        if value is None:
+            policy.pop(key)
+        else:
+            policy[key] = value
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy, sort_keys=False))
+    return path
+
+
+def _checksum(db):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+        return tables, con.execute("SELECT COUNT(*), SUM(hash(zip_code || age || nationality || condition)) "
+                                   "FROM hospital").fetchone()
+    finally:
+        con.close()
+
+
+def _invoke(args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_anonymize_writes_release_and_manifest(tmp_path):
+    db = _db_with_hospital(tmp_path)
+    before = _checksum(db)
+    out = tmp_path / "manifest.json"
+    result = _invoke(["anonymize", _policy(tmp_path, db), "--json", out, "-q"])
+    assert result.exit_code == 0, result.output
+    m = json.loads(out.read_text())
+    for key in ("sqlanon_version", "policy", "source", "lattice", "chosen", "privacy", "outputs", "timings_s"):
+        assert key in m
+    assert m["source"] == {"table": "hospital", "rows": 12}
+    assert m["chosen"]["levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
+    assert m["privacy"]["k"] == 4
+    assert m["outputs"] == [{"kind": "table", "name": "hospital_release", "rows": 12}]
+    con = duckdb.connect(str(db), read_only=True)
+    sizes = con.execute("SELECT COUNT(*) FROM hospital_release GROUP BY zip_code, age, nationality").fetchall()
+    con.close()
+    assert sorted(s for (s,) in sizes) == [4, 4, 4]
+    assert _checksum(db)[1] == before[1]      # the source table is unchanged
+
+
+def test_check_exit_codes(tmp_path):
+    db = _db_with_hospital(tmp_path)
+    policy = _policy(tmp_path, db)
+    source = _invoke(["check", policy])
+    assert source.exit_code == 3 and "does NOT satisfy" in source.output
+    node = _invoke(["check", policy, "--node", "zip_code=1,age=1,nationality=1", "--json"])
+    assert node.exit_code == 0
+    assert json.loads(node.output)["achieved"]["k"] == 4
+    _invoke(["anonymize", policy, "-q"])
+    release = _invoke(["check", policy, "--table", "hospital_release", "--json"])
+    assert release.exit_code == 0, release.output
+    assert json.loads(release.output)["classes"] == 3
+
+
+def test_lattice_and_sql(tmp_path):
+    db = _db_with_hospital(tmp_path)
+    policy = _policy(tmp_path, db)
+    out = _invoke(["lattice", policy, "--json", "-q"])
+    data = json.loads(out.output)
+    # Figure 2 of the TKDD paper is the only minimal 4-anonymous node (see test_hospital.py)
+    assert [m["levels"] for m in data["minimal"]] == [{"zip_code": 1, "age": 1, "nationality": 1}]
+    for dialect in ("postgres", "spark", "trino", "bigquery", "snowflake"):
+        sql = _invoke(["sql", policy, "--dialect", dialect, "-q"])
+        assert sql.exit_code == 0, sql.output
+        assert "GROUP BY" in sql.output.upper() and "hospital" in sql.output
+
+
+# -- bad input: one line, exit 2, nothing changed -------------------------------------------------------
+
+def _bad_policies(tmp_path, db):
+    qis = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+           "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+           "nationality": {"hierarchy": "suppress"}}
+    short = tmp_path / "short_zip.csv"
+    short.write_text("zip_code,l1,l2\n13053,130**,*\n13068,130**,*\n14850,1485*,*\n")
+    return {
+        "unknown column": ({"quasi_identifiers": {**qis, "agee": {"hierarchy": "suppress"}}}, "agee"),
+        "value missing from hierarchy": ({"quasi_identifiers": {**qis, "zip_code": {"hierarchy": str(short)}}},
+                                         "14853"),
+        "k larger than the table": ({"privacy": {"k": 13}}, "privacy.k"),
+        "negative k": ({"privacy": {"k": -1}}, "privacy.k"),
+        "column name carrying SQL": ({"quasi_identifiers": {**qis, 'age"; DROP TABLE hospital; --':
+                                                            {"hierarchy": "suppress"}}}, "DROP TABLE"),
+        "unknown utility": ({"utility": "fastest"}, "utility"),
+        "missing source": ({"source": None}, "source"),
+        "missing hierarchy file": ({"quasi_identifiers": {**qis, "age": {"hierarchy": "nope.csv"}}}, "nope.csv"),
+        "unknown top-level key": ({"privacyy": {"k": 2}}, "privacyy"),
+        "missing table": ({"source": {"database": db.name, "table": "nope"}}, "nope"),
+    }
+
+
+@pytest.mark.parametrize("case", ["unknown column", "value missing from hierarchy", "k larger than the table",
+                                  "negative k", "column name carrying SQL", "unknown utility", "missing source",
+                                  "missing hierarchy file", "unknown top-level key", "missing table"])
+def test_bad_policy_gives_one_line_and_exit_2(tmp_path, case):
+    db = _db_with_hospital(tmp_path)
+    before = _checksum(db)
+    changes, needle = _bad_policies(tmp_path, db)[case]
+    result = _invoke(["anonymize", _policy(tmp_path, db, **changes), "-q"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sqlanon: error:"), result.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in result.output
+    assert _checksum(db) == before          # no table added, source rows unchanged
+
+
+@pytest.mark.parametrize("case, rows_sql, needle", [
+    ("NULLs in a quasi-identifier", "SELECT zip_code, CASE WHEN age = 28 THEN NULL ELSE age END AS age, "
+                                    "nationality, condition FROM read_csv(?)", "NULL"),
+    ("an empty table", "SELECT * FROM read_csv(?) WHERE false", "no rows"),
+])
+def test_bad_data_gives_one_line_and_exit_2(tmp_path, case, rows_sql, needle):
+    db = _db_with_hospital(tmp_path, rows_sql)
+    before = _checksum(db)
+    result = _invoke(["anonymize", _policy(tmp_path, db), "-q"])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0]
+    assert _checksum(db) == before
+
+
+def test_malformed_yaml_is_one_line(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("source: {table: [unclosed\n")
+    result = _invoke(["anonymize", path])
+    assert result.exit_code == 2
+    assert "not valid YAML" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_demo_runs_from_the_installed_entry_point(tmp_path):
+    """The README's demo: the console script, no arguments, embedded data."""
+    exe = [sys.executable, "-m", "sqlanon.cli", "demo"]
+    done = subprocess.run(exe, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "released table adult_demo" in done.stdout
+    manifest = json.loads((tmp_path / "sqlanon_demo.json").read_text())
+    assert manifest["source"]["rows"] == 45222
+    assert manifest["privacy"]["k"] >= 5
+    con = duckdb.connect(str(tmp_path / "sqlanon_demo.duckdb"), read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM adult_demo").fetchone()[0] == 45222 - manifest["chosen"]["suppressed_rows"]
+    con.close()
