@@ -27,7 +27,7 @@ def worker(j: int, mode: str, privacy: dict) -> dict:
     from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
     t0 = time.perf_counter()
-    run = Anonymization(adult_policy(j, privacy), db=None)
+    run = Anonymization(adult_policy(j, privacy), db=":memory:")
     t1 = time.perf_counter()
     result = run.search(mode)
     t2 = time.perf_counter()

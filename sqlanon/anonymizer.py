@@ -67,7 +67,8 @@ class Anonymization:
                 self.backend.close()
             raise
         self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
-        self.lattice = Lattice(tuple(q.name for q in self.fs.qis), tuple(q.height for q in self.fs.qis))
+        self.lattice = Lattice(tuple(q.name for q in self.fs.qis), tuple(q.height for q in self.fs.qis),
+                               tuple(q.hierarchy.domain_sizes()[-1] == 1 for q in self.fs.qis))
         self.timings["prepare"] = time.perf_counter() - t
         self.result: SearchResult | None = None
         self.candidates: list[Candidate] = []

@@ -63,6 +63,28 @@ class Backend:
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._run(template, params, context).fetchnumpy()
 
+    def fetchnumpy_union(self, template: str, branches: list[dict]) -> dict[str, np.ndarray]:
+        """Run several renderings of one SELECT template as a single UNION ALL statement.
+
+        Each branch is rendered and checked by sqlglot on its own (its shape is cached, so a batch of
+        48 lattice nodes costs no parse at all once the shapes are known); `union_all.sql` only puts
+        checked SELECTs together, which cannot make an invalid statement.
+        """
+        selects = [self.sql(template, **ctx) for ctx in branches]
+        sql = templates.render("union_all.sql", selects=selects)
+        if self.dialect != templates.TEMPLATE_DIALECT:
+            sql = templates.to_dialect(templates.parse(sql), self.dialect)
+        if self.log is not None:
+            self.log.append(sql)
+        t = time.perf_counter()
+        try:
+            out = self.con.execute(sql).fetchnumpy()
+        except duckdb.Error as e:
+            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+        self.statements += 1
+        self.seconds += time.perf_counter() - t
+        return out
+
     def fetchdf(self, template: str, params=None, **context) -> pd.DataFrame:
         return self._run(template, params, context).df()
 
@@ -104,13 +126,17 @@ class _Transaction:
         return False
 
 
-def connect(db: Path | str | None = None, read_only: bool = False) -> Backend:
-    """Open (or create) a DuckDB database file; None for an in-memory database."""
+MEMORY = ":memory:"
+
+
+def connect(db: Path | str = MEMORY, read_only: bool = False) -> Backend:
+    """Open (or create) a DuckDB database file; ":memory:" for an in-memory database."""
+    in_memory = str(db) == MEMORY
     try:
-        con = duckdb.connect(str(db) if db else ":memory:", read_only=read_only)
+        con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
     except duckdb.Error as e:
         raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
-    return Backend(con, Path(db) if db else None)
+    return Backend(con, None if in_memory else Path(db))
 
 
 def attach_source(backend: Backend, source: Source) -> str:

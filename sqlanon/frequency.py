@@ -238,8 +238,9 @@ class FrequencySet:
         if not nodes:
             return []
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        branches = [[self.qi(a).col(l) for a, l in levels.items()] for levels in nodes]
-        data = self.backend.fetchnumpy("node_counts_batch.sql", table=WIDE, branches=branches, pivots=pivots)
+        branches = [dict(g=i, table=WIDE, block_cols=[self.qi(a).col(l) for a, l in levels.items()], pivots=pivots)
+                    for i, levels in enumerate(nodes)]
+        data = self.backend.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")
         bounds = np.searchsorted(g[order], np.arange(len(nodes) + 1))

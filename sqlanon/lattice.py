@@ -29,6 +29,9 @@ Node = tuple[int, ...]
 class Lattice:
     names: tuple[str, ...]
     heights: tuple[int, ...]
+    # per attribute: is its top level one single value ('*')? Then a node with that attribute at the
+    # top has the same blocks as its projection without the attribute.
+    single_root: tuple[bool, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -131,7 +134,12 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     suppression). Subsets of one size are independent given the smaller ones, so they are searched
     together, height by height: at each height the unmarked candidates of every subset go to the
     database in batches.
+
+    One more inference, sound for any predicate: an attribute generalized to a single root value does
+    not split any block, so a candidate with such an attribute at its top level has exactly the blocks
+    of its projection without it, which satisfied (that is what made it a candidate).
     """
+    roots = lattice.single_root or (False,) * len(lattice.heights)
     t = time.perf_counter()
     n = len(lattice.names)
     heights = lattice.heights
@@ -152,6 +160,8 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             for subset, node in by_height[h]:
                 if any(child in S[subset] for child in direct_specializations(node)):
                     S[subset].add(node)        # generalization property: satisfies without a query
+                elif size > 1 and any(roots[a] and lvl == heights[a] for a, lvl in zip(subset, node)):
+                    S[subset].add(node)        # same blocks as a satisfying projection
                 else:
                     todo.append((subset, node))
             for (subset, node), ok in zip(todo, check(todo)):

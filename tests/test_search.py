@@ -15,8 +15,8 @@ from conftest import ADULT, adult_policy
 
 
 def _search_both(policy, **kw):
-    inc = Anonymization(policy, db=None, **kw)
-    bf = Anonymization(policy, db=None, **kw)
+    inc = Anonymization(policy, db=":memory:", **kw)
+    bf = Anonymization(policy, db=":memory:", **kw)
     return inc.search("incognito"), bf.search("brute_force"), inc
 
 

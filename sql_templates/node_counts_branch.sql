@@ -1,7 +1,5 @@
-{# Several lattice nodes in one statement: a UNION ALL of their GROUP BYs over the wide frequency set,
-   each branch tagged with its position g. Per block: size n and the count of each sensitive value. #}
-{% for block_cols in branches %}
-{% set g = loop.index0 %}
+{# One lattice node as one branch of a batch: per q*-block its size n and the count of each sensitive
+   value, tagged with the node's position g in the batch (see union_all.sql). #}
 SELECT {{ g | int }} AS "g", SUM("cnt") AS "n"
 {% for col, m in pivots %}
 {% for v in range(m) %}
@@ -10,8 +8,3 @@ SELECT {{ g | int }} AS "g", SUM("cnt") AS "n"
 {% endfor %}
 FROM {{ table | ident }}
 GROUP BY {% for c in block_cols %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
-
-{% if not loop.last %}
-UNION ALL
-{% endif %}
-{% endfor %}
