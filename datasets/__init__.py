@@ -1,0 +1,1 @@
+"""Datasets shipped with sqlanon."""

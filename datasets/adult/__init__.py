@@ -1,0 +1,1 @@
+"""UCI Adult (45,222 complete rows), its generalization hierarchies and example policies."""
