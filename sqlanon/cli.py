@@ -266,5 +266,15 @@ def sql(policy, dialect, db, quiet):
         click.echo(policy_sql(run, dialect))
 
 
+def _register_feature_commands() -> None:
+    """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
+    from .experiments import cli as experiments_cli
+    for command in experiments_cli.COMMANDS:
+        main.add_command(command)
+
+
+_register_feature_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
