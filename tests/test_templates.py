@@ -1,0 +1,57 @@
+"""SQL generation: identifiers quoted, statements checked by sqlglot, templates found from the package."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from sqlanon import templates
+from sqlanon.progress import Progress
+
+
+@pytest.mark.parametrize("name, quoted", [
+    ("age", '"age"'),
+    ('a"b', '"a""b"'),
+    ('x"; DROP TABLE t; --', '"x""; DROP TABLE t; --"'),
+])
+def test_ident_quotes_and_escapes(name, quoted):
+    assert templates.ident(name) == quoted
+    # a quoted identifier is one column reference, whatever it holds
+    tree = templates.parse(f"SELECT {templates.ident(name)} FROM t")
+    assert [c.name for c in tree.find_all(templates.exp.Column)] == [name]
+
+
+def test_check_rejects_broken_and_multiple_statements():
+    with pytest.raises(Exception):
+        templates.check("SELECT FROM WHERE")
+    with pytest.raises(ValueError):
+        templates.check("SELECT 1; SELECT 2")
+
+
+def test_shape_blanks_identifiers_and_numbers_only():
+    a = templates.shape('SELECT "q1_2", SUM("cnt") FROM "w" GROUP BY "q1_2" -- 7')
+    b = templates.shape('SELECT "q0_0", SUM("cnt") FROM "w" GROUP BY "q0_0" -- 9')
+    assert a == b
+    assert templates.shape("SELECT 'x'") != templates.shape("SELECT 'y'")   # string literals are kept
+
+
+def test_every_template_is_found_and_the_node_query_renders():
+    names = templates.template_names()
+    for expected in ("frequency_set.sql", "wide_frequency_set.sql", "node_counts.sql", "node_counts_branch.sql",
+                     "node_kl.sql", "release_select.sql", "union_all.sql"):
+        assert expected in names
+    sql = templates.render_for("node_counts.sql", table="w", block_cols=["q0_1", "q1_0"], pivots=[("s0", 2)])
+    assert 'GROUP BY "q0_1", "q1_0"' in sql
+    pg = templates.render_for("node_counts.sql", "postgres", table="w", block_cols=["q0_1"], pivots=[("s0", 2)])
+    assert "CASE WHEN" in pg and '"w"' in pg
+
+
+def test_progress_shows_level_and_nodes_and_is_silent_when_disabled():
+    out = io.StringIO()
+    p = Progress(enabled=True, stream=out)
+    p.update(level=3, evaluated=42, total=100, force=True)
+    p.done()
+    assert "lattice level 3, 42/100 nodes evaluated" in out.getvalue()
+    quiet = io.StringIO()
+    Progress(enabled=False, stream=quiet).update(level=1, evaluated=1, force=True)
+    assert quiet.getvalue() == ""
