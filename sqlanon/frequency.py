@@ -27,6 +27,7 @@ from .policy import Policy
 
 FS = "__sqlanon_fs"
 WIDE = "__sqlanon_wide"
+SUPPRESSED_BLOCKS = "__sqlanon_suppressed"
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -92,6 +93,7 @@ class FrequencySet:
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
+        self._cells_xlogx: float | None = None
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> "FrequencySet":
@@ -200,6 +202,26 @@ class FrequencySet:
                 totals[code] = n
             out[s.name] = totals
         return out
+
+    def create_suppressed_table(self, result, name: str = SUPPRESSED_BLOCKS, temp: bool = True) -> str | None:
+        """The codes of the blocks a node result suppresses, as a small table for SQL (anti-)joins.
+
+        Columns are the wide frequency set's code columns at the node's levels; None when nothing is
+        suppressed.
+        """
+        if not result.suppressed_rows:
+            return None
+        cols = [self.qi(a).col(lvl) for a, lvl in result.levels.items()]
+        codes = result.counts.block_codes[~result.ok]
+        frame = pd.DataFrame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
+        self.backend.create_table_from_frame(name, frame, temp=temp)
+        return name
+
+    def cells_xlogx(self) -> float:
+        """sum of c ln c over the original's cells (rows of the bottom frequency set), for the KL metric."""
+        if self._cells_xlogx is None:
+            self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=FS)[0] or 0.0)
+        return self._cells_xlogx
 
     def qi(self, name: str) -> QuasiIdentifier:
         for q in self.qis:

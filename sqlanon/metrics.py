@@ -7,18 +7,22 @@
   Q x S; F*(x) = n(t*) / (|T| * area(t*)) spreads each generalized cell uniformly over the base cells it
   covers (area = product of the number of base values each generalized value covers); KL = sum over the
   original's cells of F(x) log(F(x) / F*(x)). Suppressed rows count as generalized to the root of every
-  hierarchy. Computed in SQL over the frequency set.
+  hierarchy.
+
+  Computing it: with c the count of an original cell x, g the count of the generalized cell holding it
+  and N the table size, KL = (1/N) [sum_x c ln c + sum_x c ln area(x) - sum_x c ln g]. The first sum is
+  one aggregate over the bottom frequency set (the original's cells), the same for every node; the
+  second is sum over blocks of |B| ln area(B), from the block codes the node's query returned; the third
+  is sum over generalized cells of g ln g, one aggregate query returning a single number.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .checker import NodeResult
 from .frequency import WIDE, FrequencySet
 
 METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
-SUPPRESSED_BLOCKS = "__sqlanon_suppressed"
 
 
 def height(levels: dict[str, int]) -> int:
@@ -35,26 +39,35 @@ def discernibility(result: NodeResult, table_rows: int) -> float:
     return float((sizes ** 2).sum() + float(table_rows) * result.suppressed_rows)
 
 
-def create_suppressed_table(fs: FrequencySet, result: NodeResult, name: str = SUPPRESSED_BLOCKS,
-                            temp: bool = True) -> str | None:
-    """The codes of the blocks a node suppresses, as a (small) table for SQL anti-joins; None if none."""
-    if not result.suppressed_rows:
-        return None
-    cols = [fs.qi(a).col(lvl) for a, lvl in result.levels.items()]
-    codes = result.counts.block_codes[~result.ok]
-    frame = pd.DataFrame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
-    fs.backend.create_table_from_frame(name, frame, temp=temp)
-    return name
+def _xlogx(x: np.ndarray) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    x = x[x > 0]
+    return float((x * np.log(x)).sum())
 
 
 def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     levels = result.levels
-    qis = [(fs.qi(a), lvl) for a, lvl in levels.items()]
-    supp = create_suppressed_table(fs, result)
-    total_area = float(np.prod([q.hierarchy.leaf_counts()[0].size for q in fs.qis], dtype=np.float64))
-    value = fs.backend.fetchone("node_kl.sql", wide=WIDE, qis=qis, sensitives=fs.sensitives,
-                                suppressed=supp, rows=fs.rows, total_area=total_area)[0]
-    return max(float(value or 0.0), 0.0)
+    block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
+    sens_cols = [s.col for s in fs.sensitives]
+    suppressed = fs.create_suppressed_table(result)
+    kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=WIDE, block_cols=block_cols,
+                                            sens_cols=sens_cols, suppressed=suppressed)
+    # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
+    keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
+    log_area = np.zeros(int(keep.sum()))
+    for i, (name, lvl) in enumerate(levels.items()):
+        h = fs.qi(name).hierarchy
+        per_code = np.zeros(int(h.codes()[lvl].max()) + 1)
+        per_code[h.codes()[lvl]] = h.leaf_counts()[lvl]
+        log_area += np.log(per_code[result.counts.block_codes[keep, i]])
+    total = fs.cells_xlogx() + float((result.counts.sizes[keep] * log_area).sum()) - float(kept_cells_xlogx or 0.0)
+    if suppressed:
+        # suppressed rows form one generalized block at the root of every hierarchy
+        rows = fs.backend.fetchall("suppressed_sensitive_counts.sql", table=WIDE, suppressed=suppressed,
+                                   suppressed_cols=block_cols, sens_cols=sens_cols)
+        root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
+        total += result.suppressed_rows * np.log(root_area) - _xlogx(np.array([n for (n,) in rows]))
+    return max(total / fs.rows, 0.0)
 
 
 def all_metrics(fs: FrequencySet, result: NodeResult, with_kl: bool = True) -> dict:

@@ -16,8 +16,8 @@ from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
-from .metrics import create_suppressed_table
 from .policy import Policy
+
 
 
 @dataclass
@@ -67,7 +67,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Ou
         raise PolicyError("release.name", "names starting with __sqlanon are reserved")
     if kind == "table":
         tmp = f"{name}__sqlanon_tmp"
-        supp = create_suppressed_table(fs, result)
+        supp = fs.create_suppressed_table(result)
         ctx = _select_context(policy, fs, result, None, supp, None)
         try:
             b.execute("release_table.sql", name=tmp, **ctx)
@@ -83,7 +83,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Ou
         with b.transaction():
             for q in fs.qis:
                 b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
-            supp = create_suppressed_table(fs, result, name=f"{name}__suppressed", temp=False)
+            supp = fs.create_suppressed_table(result, name=f"{name}__suppressed", temp=False)
             existing = _existing_kind(b, name)
             if existing == "TABLE":
                 b.execute("drop_relation.sql", name=name, kind=existing)

@@ -81,17 +81,22 @@ def test_failed_swap_leaves_the_previous_release(tmp_path, monkeypatch):
     assert not any("tmp" in t for t in tables), tables
 
 
-def _kl_reference(frame: pd.DataFrame, qis, hierarchies, levels, sensitive) -> float:
-    """KL-divergence straight from the definition (TKDD Section 6), in pandas, for a small table."""
+def _kl_reference(frame: pd.DataFrame, qis, hierarchies, levels, sensitive, suppressed=None) -> float:
+    """KL-divergence straight from the definition (TKDD Section 6), in pandas, for a small table.
+
+    `suppressed`: a boolean mask of rows whose block is suppressed; they are generalized to '*' everywhere.
+    """
     n = len(frame)
     g = frame.copy()
     area = np.ones(n)
+    suppressed = np.zeros(n, dtype=bool) if suppressed is None else np.asarray(suppressed)
     for q in qis:
         h = hierarchies[q]
         lab = dict(zip(h.values, h.labels[levels[q]]))
         g[q] = frame[q].astype(str).map(lab)
         covers = pd.Series(h.labels[levels[q]]).value_counts()
-        area *= g[q].map(covers).to_numpy()
+        area *= np.where(suppressed, len(h.values), g[q].map(covers).to_numpy())
+        g.loc[suppressed, q] = "*"
     gen_counts = g.groupby(qis + [sensitive])[sensitive].transform("size").to_numpy()
     cells = frame.assign(_a=area, _g=gen_counts).groupby([*qis, sensitive]).agg(
         c=(sensitive, "size"), a=("_a", "first"), gc=("_g", "first"))
@@ -132,11 +137,16 @@ def test_kl_is_zero_at_the_bottom_and_largest_at_the_top(tmp_path):
 
 
 def test_discernibility_charges_suppressed_rows_the_table_size(tmp_path):
-    from sqlanon.metrics import discernibility
+    from sqlanon.metrics import discernibility, kl_divergence
     raw = dict(load_policy(HOSPITAL / "hospital_k4.yaml").raw, privacy={"k": 4, "max_suppression": 0.5})
     run = Anonymization(load_policy(raw, base_dir=HOSPITAL), db=tmp_path / "d.duckdb")
-    # zip 1, age 2, nationality 1: blocks 130** (8 rows) and 1485* (4 rows) -> nothing suppressed
     res = run.evaluate({"zip_code": 0, "age": 2, "nationality": 1})
     # zip level 0, ages all: 13053 (4), 13068 (4), 14850 (2), 14853 (2): 4 rows suppressed
     assert res.suppressed_rows == 4 and res.satisfied
     assert discernibility(res, 12) == 4 ** 2 + 4 ** 2 + 12 * 4
+    # KL with the suppressed rows generalized to the root of every hierarchy
+    frame = pd.read_csv(HOSPITAL / "hospital.csv", dtype=str)
+    hier = {q.name: q.hierarchy for q in run.fs.qis}
+    expected = _kl_reference(frame, list(res.levels), hier, res.levels, "condition",
+                             suppressed=frame["zip_code"].isin(["14850", "14853"]).to_numpy())
+    assert kl_divergence(run.fs, res) == pytest.approx(expected, abs=1e-9)
