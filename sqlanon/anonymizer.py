@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from . import __version__
 from .checker import NodeChecker, NodeResult
@@ -24,7 +25,7 @@ from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
 from .models import criteria_from_policy
-from .models.kanonymity import k_anonymity
+from .models.profile import achieved_profile
 from .policy import Policy, load_policy
 from .progress import Quiet
 from .release import Output, materialize, select_sql
@@ -149,16 +150,15 @@ class Anonymization:
         return templates.to_dialect(templates.parse(text), dialect) if dialect != "duckdb" else text
 
     def achieved(self, result: NodeResult) -> dict:
-        """Privacy values the released blocks achieve (suppressed blocks left out)."""
-        keep = result.ok if result.suppressed_rows else slice(None)
-        out = {"k": k_anonymity(result.counts.sizes[keep][:, None])}
-        for c in self.criteria:
-            if c.needs_sensitive and not getattr(c, "multi_attribute", False):
-                attr = self.checker.attribute[id(c)]
-                counts = self.fs.node_counts(result.levels, sensitive=[attr]).sensitive[attr] \
-                    if attr not in result.counts.sensitive else result.counts.sensitive[attr]
-                out.update(c.achieved(counts[keep]))
-        return out
+        """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile."""
+        keep = result.ok if result.suppressed_rows else np.ones(len(result.ok), dtype=bool)
+        names = [s.name for s in self.fs.sensitives]
+        counts = self.fs.node_counts(result.levels, sensitive=names)
+        if len(counts.sizes) != len(result.counts.sizes) or not np.array_equal(
+                counts.block_codes, result.counts.block_codes):
+            raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+        return achieved_profile(counts.sizes[keep], {n: counts.sensitive[n][keep] for n in names},
+                                {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
 
     def manifest(self) -> dict:
         if self.chosen is None:

@@ -38,7 +38,7 @@ def test_shape_blanks_identifiers_and_numbers_only():
 def test_every_template_is_found_and_the_node_query_renders():
     names = templates.template_names()
     for expected in ("frequency_set.sql", "wide_frequency_set.sql", "node_counts.sql", "node_counts_branch.sql",
-                     "node_kl.sql", "release_select.sql", "union_all.sql"):
+                     "node_kl_terms.sql", "release_select.sql", "union_all.sql"):
         assert expected in names
     sql = templates.render_for("node_counts.sql", table="w", block_cols=["q0_1", "q1_0"], pivots=[("s0", 2)])
     assert 'GROUP BY "q0_1", "q1_0"' in sql

@@ -63,6 +63,10 @@ class Criterion(ABC):
     monotone: bool = True
     # which sensitive attribute the counts must be about (None: the policy's first one)
     sensitive: str | None = None
+    # multi-attribute l-diversity (TKDD Def. 4.6): the engine evaluates this criterion on blocks
+    # refined by the values of the *other* sensitive attributes (q*-block, other sensitive values),
+    # and a q*-block passes when every one of its refined blocks passes
+    multi_attribute: bool = False
 
     @abstractmethod
     def block_ok(self, counts: np.ndarray) -> np.ndarray:

@@ -1,0 +1,48 @@
+"""The privacy a set of blocks achieves, whatever the policy asked for (`sqlanon check`, the manifest).
+
+For the blocks' sizes and, per sensitive attribute, their counts matrix: the smallest class (k), the
+distinct l, exp of the smallest block entropy (entropy l, TKDD Def. 4.1), the infimum c* of recursive
+(c,l)-diversity at the policy's l (Def. 4.2; the table is recursive (c,l)-diverse for every c > c*),
+and the largest EMD of any block under each distance the attribute allows (equal always, ordered for
+numbers, hierarchical when it has a hierarchy). The policy's own criteria add their values (adjusted
+entropy, npd shares). Keys of the first sensitive attribute are plain (``l_entropy``); the others are
+prefixed with their name (``salary.l_entropy``). An infinite c* (a block with fewer than l distinct
+values) is reported as None.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Criterion, SensitiveDomain
+from .ldiversity import RecursiveCLDiversity, block_entropy, distinct_values, recursive_c_star
+from .tcloseness import TCloseness
+
+
+def _finite(x: float):
+    return float(x) if math.isfinite(x) else None
+
+
+def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: dict[str, SensitiveDomain],
+                     criteria: list[Criterion] = ()) -> dict:
+    out: dict = {"k": int(sizes.min()) if len(sizes) else 0, "classes": int(len(sizes))}
+    names = list(domains)
+    for name, mat in counts.items():
+        prefix = "" if name == names[0] else f"{name}."
+        domain = domains[name]
+        l = next((c.l for c in criteria if isinstance(c, RecursiveCLDiversity) and c.sensitive == name), 2)
+        if len(mat):
+            out[prefix + "l_distinct"] = int(distinct_values(mat).min())
+            out[prefix + "l_entropy"] = round(float(np.exp(block_entropy(mat).min())), 6)
+            out[prefix + "recursive_c"] = _finite(float(recursive_c_star(mat, l).max()))
+        out[prefix + "recursive_l"] = int(l)
+        distances = ["equal"] + (["ordered"] if domain.numeric and domain.size > 1 else []) + \
+            (["hierarchical"] if domain.levels is not None else [])
+        for d in distances:
+            out[prefix + f"t_{d}"] = round(TCloseness(1.0, d, domain).achieved(mat)[f"t_{d}"], 6)
+        for c in criteria:
+            if c.needs_sensitive and c.sensitive == name:
+                for key, value in c.achieved(mat).items():
+                    out.setdefault(prefix + key, _finite(value) if isinstance(value, float) else value)
+    return out

@@ -1,0 +1,206 @@
+"""`criteria_from_policy`: the privacy mapping of a policy becomes the right criteria, and every bad
+field is refused with a PolicyError naming it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sqlanon.errors import PolicyError
+from sqlanon.models import (
+    DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness, criteria_from_policy,
+)
+from sqlanon.models.base import SensitiveDomain
+
+OCCUPATION = SensitiveDomain("occupation", ("Adm-clerical", "Craft-repair", "Exec-managerial", "Other-service",
+                                            "Prof-specialty", "Sales"),
+                             levels=np.array([[0, 1, 2, 3, 4, 5], [0, 1, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0]]),
+                             totals=np.array([5, 4, 3, 6, 2, 1]))
+SALARY = SensitiveDomain("salary", (10, 20, 30, 40), numeric=True, totals=np.array([1, 2, 3, 4]))
+DISEASE = SensitiveDomain("disease", ("cancer", "flu", "healthy", "hiv"), totals=np.array([3, 3, 10, 1]))
+DOMAINS = {"occupation": OCCUPATION, "salary": SALARY}
+
+
+def build(privacy, domains=DOMAINS):
+    return criteria_from_policy(privacy, domains)
+
+
+# --------------------------------------------------------------------------------------------------
+# what it builds
+
+def test_k_only():
+    [k] = build({"k": 5})
+    assert isinstance(k, KAnonymity) and k.k == 5 and k.sensitive is None
+
+
+def test_design_example():
+    crits = build({"k": 5, "l_diversity": {"variant": "recursive", "l": 3, "c": 3, "dont_care": [],
+                                           "no_negative_disclosure": {}},
+                   "t_closeness": {"t": 0.2, "distance": "hierarchical"}, "max_suppression": 0.0})
+    assert [type(c) for c in crits] == [KAnonymity, RecursiveCLDiversity, TCloseness]
+    rec, tc = crits[1], crits[2]
+    assert (rec.c, rec.l, rec.dont_care_codes, rec.npd) == (3.0, 3, (), None)
+    assert rec.name == "recursive (c,l)-diversity" and rec.sensitive == "occupation"
+    assert (tc.t, tc.distance, tc.sensitive) == (0.2, "hierarchical", "occupation")
+    assert not rec.multi_attribute
+
+
+@pytest.mark.parametrize("spec, cls, attrs", [
+    ({"variant": "distinct", "l": 3}, DistinctLDiversity, {"l": 3}),
+    ({"l": 2}, DistinctLDiversity, {"l": 2}),                                     # variant defaults to distinct
+    ({"variant": "entropy", "l": 2.5}, EntropyLDiversity, {"l": 2.5, "dont_care_codes": ()}),
+    ({"variant": "entropy", "l": 2, "dont_care": ["Sales", "Adm-clerical"]}, EntropyLDiversity,
+     {"dont_care_codes": (5, 0)}),                                               # adjusted entropy, Def. 4.5
+    ({"variant": "recursive", "l": 2, "c": 1.5, "dont_care": ["Sales"]}, RecursiveCLDiversity,
+     {"dont_care_codes": (5,), "npd": None, "name": "pd-recursive (c,l)-diversity"}),
+    ({"variant": "recursive", "l": 2, "c": 2, "no_negative_disclosure": {"c2": 5, "values": ["Sales"]}},
+     RecursiveCLDiversity, {"npd": (5.0, (5,)), "name": "npd-recursive (c1,c2,l)-diversity"}),
+])
+def test_l_diversity_variants(spec, cls, attrs):
+    [crit] = build({"l_diversity": spec})
+    assert type(crit) is cls and crit.sensitive == "occupation"
+    for key, value in attrs.items():
+        assert getattr(crit, key) == value
+
+
+def test_attribute_choice_and_all():
+    [crit] = build({"l_diversity": {"l": 2, "attribute": "salary"}})
+    assert crit.sensitive == "salary" and not crit.multi_attribute
+    crits = build({"l_diversity": {"l": 2, "attribute": "all"}})
+    assert [c.sensitive for c in crits] == ["occupation", "salary"]
+    assert all(c.multi_attribute for c in crits)               # Def. 4.6
+    [crit] = build({"l_diversity": {"l": 2, "attribute": "all"}}, {"occupation": OCCUPATION})
+    assert not crit.multi_attribute                             # one sensitive attribute: plain
+    crits = build({"t_closeness": {"t": 0.3, "attribute": "all"}})
+    assert [(c.sensitive, c.distance) for c in crits] == [("occupation", "equal"), ("salary", "equal")]
+
+
+def test_dont_care_with_all_resolves_per_attribute():
+    crits = build({"l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Sales", 40], "attribute": "all"}})
+    assert [c.dont_care_codes for c in crits] == [(5,), (3,)]
+
+
+def test_numeric_labels_match_by_text():
+    [crit] = build({"l_diversity": {"variant": "recursive", "l": 2, "c": 2, "dont_care": ["20"],
+                                    "attribute": "salary"}})
+    assert crit.dont_care_codes == (1,)
+
+
+def test_t_closeness_distances():
+    [tc] = build({"t_closeness": {"t": 0.1, "distance": "ordered", "attribute": "salary"}})
+    assert tc.distance == "ordered" and tc.sensitive == "salary"
+    assert tc.q == pytest.approx([0.1, 0.2, 0.3, 0.4])
+    assert tc.block_ok(np.array([[1, 2, 3, 4], [4, 0, 0, 0]])).tolist() == [True, False]
+    [tc] = build({"t_closeness": {"t": 1}})
+    assert tc.distance == "equal"
+
+
+def test_the_built_criteria_judge_blocks():
+    # disease codes: 0 cancer, 1 flu, 2 healthy (don't-care), 3 hiv (no negative disclosure)
+    counts = np.array([[1, 1, 8, 1], [0, 0, 5, 0], [2, 0, 0, 1], [0, 3, 0, 0]])
+    # block 1: r_y = 1 (y = 2 > l-1), tail = 8 + 1 + 1 = 10, 1 < 10; hiv 1/11 = 9.1 %
+    # block 2: only healthy (r_y = 0) passes pd-recursive, but hiv is 0 %
+    # block 3: r_y = 2 is r1, tail = r2 + r3 = 1: 2 < 1 fails;  block 4: one value, tail 0
+    expected = {10: [False, False, False, False], 9: [True, False, False, False]}
+    for c2, holds in expected.items():
+        k, crit = build({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 1, "dont_care": ["healthy"],
+                                                 "no_negative_disclosure": {"c2": c2, "values": ["hiv"]}}},
+                        {"disease": DISEASE})
+        assert (crit.dont_care_codes, crit.npd) == ((2,), (float(c2), (3,)))
+        assert crit.block_ok(counts).tolist() == holds
+        assert k.block_ok(counts.sum(axis=1, keepdims=True)).tolist() == [True, True, True, True]
+
+
+# --------------------------------------------------------------------------------------------------
+# what it refuses
+
+BAD = [
+    # privacy mapping                                                       field named
+    ({"k": 0},                                                              "privacy.k"),
+    ({"k": 2.5},                                                            "privacy.k"),
+    ({"k": "5"},                                                            "privacy.k"),
+    ({"k": True},                                                           "privacy.k"),
+    ({"k": 5, "l-diversity": {"l": 2}},                                     "privacy.l-diversity"),
+    ({},                                                                    "privacy"),
+    ("k: 5",                                                                "privacy"),
+    ({"l_diversity": {"variant": "strong", "l": 2}},                        "privacy.l_diversity.variant"),
+    ({"l_diversity": {"variant": "distinct"}},                              "privacy.l_diversity.l"),
+    ({"l_diversity": {"l": 0}},                                             "privacy.l_diversity.l"),
+    ({"l_diversity": {"l": 2.5}},                                           "privacy.l_diversity.l"),
+    ({"l_diversity": {"variant": "entropy", "l": 0.5}},                     "privacy.l_diversity.l"),
+    ({"l_diversity": {"variant": "entropy", "l": float("nan")}},            "privacy.l_diversity.l"),
+    ({"l_diversity": {"l": 7}},                                             "privacy.l_diversity.l"),   # 6 values
+    ({"l_diversity": {"variant": "recursive", "l": 2}},                     "privacy.l_diversity.c"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 0}},             "privacy.l_diversity.c"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": -1}},            "privacy.l_diversity.c"),
+    ({"l_diversity": {"variant": "distinct", "l": 2, "c": 3}},              "privacy.l_diversity.c"),
+    ({"l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Pilot"]}}, "privacy.l_diversity.dont_care"),
+    ({"l_diversity": {"variant": "entropy", "l": 2, "dont_care": "Sales"}}, "privacy.l_diversity.dont_care"),
+    ({"l_diversity": {"variant": "distinct", "l": 2, "dont_care": ["Sales"]}}, "privacy.l_diversity.dont_care"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "dont_care": list(OCCUPATION.values)}},               "privacy.l_diversity.dont_care"),
+    ({"l_diversity": {"variant": "entropy", "l": 2,
+                      "no_negative_disclosure": {"c2": 5, "values": ["Sales"]}}},
+     "privacy.l_diversity.no_negative_disclosure"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "no_negative_disclosure": {"values": ["Sales"]}}},
+     "privacy.l_diversity.no_negative_disclosure.c2"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "no_negative_disclosure": {"c2": 100, "values": ["Sales"]}}},
+     "privacy.l_diversity.no_negative_disclosure.c2"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "no_negative_disclosure": {"c2": 5}}},
+     "privacy.l_diversity.no_negative_disclosure.values"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "no_negative_disclosure": {"c2": 5, "values": ["Pilot"]}}},
+     "privacy.l_diversity.no_negative_disclosure.values"),
+    ({"l_diversity": {"variant": "recursive", "l": 2, "c": 2,
+                      "no_negative_disclosure": {"c2": 5, "values": ["Sales"], "c3": 1}}},
+     "privacy.l_diversity.no_negative_disclosure.c3"),
+    ({"l_diversity": {"l": 2, "attribute": "income"}},                      "privacy.l_diversity.attribute"),
+    ({"l_diversity": {"l": 2, "k": 3}},                                     "privacy.l_diversity.k"),
+    ({"l_diversity": [2]},                                                  "privacy.l_diversity"),
+    ({"t_closeness": {"distance": "equal"}},                                "privacy.t_closeness.t"),
+    ({"t_closeness": {"t": 1.5}},                                           "privacy.t_closeness.t"),
+    ({"t_closeness": {"t": -0.1}},                                          "privacy.t_closeness.t"),
+    ({"t_closeness": {"t": "0.2"}},                                         "privacy.t_closeness.t"),
+    ({"t_closeness": {"t": 0.2, "distance": "euclid"}},                     "privacy.t_closeness.distance"),
+    ({"t_closeness": {"t": 0.2, "distance": "ordered"}},                    "privacy.t_closeness.distance"),  # not numeric
+    ({"t_closeness": {"t": 0.2, "distance": "hierarchical", "attribute": "salary"}},
+     "privacy.t_closeness.distance"),                                       # salary has no hierarchy
+    ({"t_closeness": {"t": 0.2, "attribute": "income"}},                    "privacy.t_closeness.attribute"),
+    ({"t_closeness": {"t": 0.2, "metric": "equal"}},                        "privacy.t_closeness.metric"),
+    ({"k": 2, "max_suppression": 1.0},                                      "privacy.max_suppression"),
+    ({"k": 2, "max_suppression": -0.1},                                     "privacy.max_suppression"),
+    ({"k": 2, "max_suppression": "5%"},                                     "privacy.max_suppression"),
+]
+
+
+@pytest.mark.parametrize("privacy, field", BAD)
+def test_bad_fields_are_named(privacy, field):
+    with pytest.raises(PolicyError) as err:
+        build(privacy)
+    assert err.value.field == field
+    assert f"'{field}'" in str(err.value)
+
+
+def test_no_sensitive_attribute():
+    with pytest.raises(PolicyError) as err:
+        build({"l_diversity": {"l": 2}}, {})
+    assert err.value.field == "privacy.l_diversity" and "sensitive" in str(err.value)
+
+
+def test_a_tangled_hierarchy_is_refused():
+    tangled = SensitiveDomain("x", ("a", "b", "c"), levels=np.array([[0, 1, 2], [0, 0, 1], [0, 1, 1], [0, 0, 0]]),
+                              totals=np.array([1, 1, 1]))
+    with pytest.raises(PolicyError) as err:
+        build({"t_closeness": {"t": 0.2, "distance": "hierarchical"}}, {"x": tangled})
+    assert err.value.field == "privacy.t_closeness.distance" and "two parents" in str(err.value)
+
+
+def test_messages_say_what_to_do():
+    with pytest.raises(PolicyError, match=r"must be an integer >= 1; got 0"):
+        build({"k": 0})
+    with pytest.raises(PolicyError, match=r"'Pilot' is not a value of sensitive attribute 'occupation'"):
+        build({"l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Pilot"]}})
+    with pytest.raises(PolicyError, match=r"only 6 distinct values.*lower l"):
+        build({"l_diversity": {"l": 7}})
