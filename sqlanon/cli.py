@@ -268,9 +268,11 @@ def sql(policy, dialect, db, quiet):
 
 def _register_feature_commands() -> None:
     """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
+    from . import workflow_cli
     from .experiments import cli as experiments_cli
-    for command in experiments_cli.COMMANDS:
-        main.add_command(command)
+    for module in (experiments_cli, workflow_cli):
+        for command in module.COMMANDS:
+            main.add_command(command)
 
 
 _register_feature_commands()
