@@ -10,6 +10,7 @@ This is the Python API the CLI drives::
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,13 @@ class Anonymization:
                                                           tuple(c.levels.values())))
         return self.chosen
 
+    def use_node(self, levels: dict[str, int]) -> Candidate:
+        """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node)."""
+        result = self.evaluate(levels)
+        self.chosen = Candidate(dict(levels), result, all_metrics(self.fs, result))
+        self.candidates = [self.chosen]
+        return self.chosen
+
     # -- release ------------------------------------------------------------------------------
     def materialize(self) -> list[Output]:
         if self.chosen is None:
@@ -167,8 +175,10 @@ class Anonymization:
         return {
             "sqlanon_version": __version__,
             "policy": self.policy.normalized(),
+            "policy_dir": str(self.policy.base_dir),
+            "database": str(self.backend.path) if self.backend.path else None,
             "source": {"table": self.policy.source.label, "rows": self.fs.rows},
-            "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated,
+            "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated if self.result else 1,
                         "heights": dict(zip(self.lattice.names, self.lattice.heights)),
                         "minimal": [m.as_dict() for m in self.candidates]},
             "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
@@ -176,6 +186,8 @@ class Anonymization:
             "privacy": self.achieved(c.result),
             "hierarchies": {q.name: {"source": q.hierarchy.source, "height": q.height,
                                      "sha256_16": q.hierarchy.digest()} for q in self.fs.qis},
+            "release_sql_sha256": hashlib.sha256(self.sql().encode()).hexdigest(),
+            "sampling_seed": None,
             "outputs": [o.as_dict() for o in self.outputs],
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
         }

@@ -266,6 +266,27 @@ def sql(policy, dialect, db, quiet):
         click.echo(policy_sql(run, dialect))
 
 
+@main.command()
+@click.argument("manifest", type=click.Path(dir_okay=False))
+@click.option("--source", "new_source", required=True,
+              help="The new rows: a table in --db, or a .csv / .parquet file.")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="DuckDB file holding the source table and receiving the release (default: the manifest's).")
+@click.option("--name", default=None, help="Release name (default: the manifest's).")
+@click.option("--json", "json_path", default=None, help="Write the new manifest here ('-' = stdout).")
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def apply(manifest, new_source, db, name, json_path, quiet):
+    """Apply a manifest's exact transformation to new rows; refuse (exit 3) if the models no longer hold."""
+    from .applying import apply_manifest
+    run = apply_manifest(manifest, new_source, db=db, name=name)
+    with run:
+        if not quiet and json_path != "-":
+            _summary(run)
+        if json_path:
+            _write_json(run.manifest(), json_path)
+
+
 def _register_feature_commands() -> None:
     """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
     from . import workflow_cli

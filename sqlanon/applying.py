@@ -1,0 +1,66 @@
+"""`sqlanon apply`: the same transformation as a past release, on new rows of the same schema.
+
+The manifest holds the normalized policy, the folder its relative paths start from, the chosen
+levels and a hash of each hierarchy. Applying rebuilds the mapping tables from the same hierarchies
+(a taxonomy file whose hash changed is refused: that would be another transformation), evaluates the
+recorded node on the new rows, and releases only if every privacy model of the policy still holds
+within the suppression budget; otherwise it raises `PrivacyNotMet` (exit code 3) and writes nothing.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from .anonymizer import Anonymization
+from .errors import PolicyError, PrivacyNotMet
+from .hierarchy import spec_kind
+from .policy import load_policy
+
+
+def _read_manifest(path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PolicyError("MANIFEST", f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise PolicyError("MANIFEST", f"{path} is not JSON ({e.msg} at line {e.lineno})") from None
+    for key in ("policy", "chosen", "hierarchies"):
+        if key not in data:
+            raise PolicyError(f"MANIFEST.{key}", f"missing from {path}; give a manifest written by sqlanon "
+                              "anonymize --json")
+    return data
+
+
+def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None) -> Anonymization:
+    manifest = _read_manifest(manifest_path)
+    raw = copy.deepcopy(manifest["policy"])
+    base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
+    suffix = Path(new_source).suffix.lower()
+    if suffix in (".csv", ".parquet"):
+        raw["source"] = {suffix[1:]: str(Path(new_source).resolve()), "table": Path(new_source).stem}
+    else:
+        raw["source"] = {"table": new_source}
+    if name:
+        raw.setdefault("release", {})["name"] = name
+    db = db or manifest.get("database") or ":memory:"
+    run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
+    try:
+        for q in run.fs.qis:
+            spec = run.policy.quasi_identifiers[q.name]
+            recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
+            if spec_kind(spec, q.name) == "taxonomy" and recorded != q.hierarchy.digest():
+                raise PolicyError(f"quasi_identifiers.{q.name}.hierarchy",
+                                  f"{q.hierarchy.source} changed since the manifest was written (hash "
+                                  f"{q.hierarchy.digest()} != {recorded}); applying it would be another transformation")
+        chosen = run.use_node(manifest["chosen"]["levels"])
+        if not chosen.result.satisfied:
+            failing = int((~chosen.result.ok).sum())
+            raise PrivacyNotMet(
+                f"the new rows do not satisfy the policy at {manifest['chosen']['levels']}: {failing} classes fail "
+                f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
+        run.materialize()
+    except BaseException:
+        run.close()
+        raise
+    return run

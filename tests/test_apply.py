@@ -1,0 +1,70 @@
+"""`sqlanon apply`: re-applying a manifest to new rows, and refusing when privacy no longer holds."""
+from __future__ import annotations
+
+import json
+
+import duckdb
+from click.testing import CliRunner
+
+from sqlanon.cli import main
+
+from conftest import HOSPITAL
+
+
+def _setup(tmp_path):
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")])
+    # new rows: the same people twice (still 4-anonymous at Figure 2's node) and a too-small batch
+    con.execute("CREATE TABLE doubled AS SELECT * FROM hospital UNION ALL SELECT * FROM hospital")
+    con.execute("CREATE TABLE few AS SELECT * FROM hospital WHERE age < 40 AND zip_code <> '13068'")
+    con.close()
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"""source: {{database: h.duckdb, table: hospital}}
+quasi_identifiers:
+  zip_code: {{hierarchy: {HOSPITAL / 'hierarchies' / 'zip_code.csv'}}}
+  age: {{hierarchy: {HOSPITAL / 'hierarchies' / 'age.csv'}}}
+  nationality: {{hierarchy: suppress}}
+sensitive: [condition]
+privacy: {{k: 4}}
+release: {{name: rel}}
+""")
+    manifest = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["anonymize", str(policy), "--json", str(manifest), "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return db, manifest
+
+
+def test_apply_to_new_rows_releases_with_the_same_node(tmp_path):
+    db, manifest = _setup(tmp_path)
+    out = tmp_path / "m2.json"
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "doubled", "--name", "rel2", "--json", str(out),
+                                  "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    m1, m2 = json.loads(manifest.read_text()), json.loads(out.read_text())
+    assert m2["chosen"]["levels"] == m1["chosen"]["levels"]
+    assert m2["release_sql_sha256"] == m1["release_sql_sha256"]
+    assert m2["privacy"]["k"] == 8
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM rel2").fetchone()[0] == 24
+    con.close()
+
+
+def test_apply_refuses_rows_that_break_the_models(tmp_path):
+    db, manifest = _setup(tmp_path)
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "few", "--name", "rel3", "-q"])
+    assert r.exit_code == 3
+    assert "do not satisfy" in r.stderr and "nothing was released" in r.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert "rel3" not in tables
+
+
+def test_apply_refuses_a_changed_taxonomy(tmp_path):
+    db, manifest = _setup(tmp_path)
+    m = json.loads(manifest.read_text())
+    m["hierarchies"]["zip_code"]["sha256_16"] = "0" * 16
+    manifest.write_text(json.dumps(m))
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "doubled", "-q"])
+    assert r.exit_code == 2 and "changed since the manifest" in r.stderr
