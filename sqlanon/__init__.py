@@ -1,3 +1,29 @@
-"""sqlanon: anonymize tables where they live, inside a SQL database."""
+"""sqlanon: anonymize tables where they live, inside a SQL database.
+
+    import duckdb, sqlanon
+    run = sqlanon.connect(duckdb_connection, policy)   # policy: a dict or a YAML path
+    run.lattice, run.candidates, run.chosen.levels, run.chosen.metrics
+    run.sql("postgres"); run.materialize(); run.manifest()
+"""
 __version__ = "0.1.0"
 
+
+def connect(connection_or_policy, policy=None, *, db=":memory:", progress=None):
+    """Search a policy's lattice and choose the best minimal node; returns the `Anonymization`.
+
+    `sqlanon.connect(policy)` opens its own DuckDB (`db`: a file, or in memory); `sqlanon.connect(con,
+    policy)` works inside an existing DuckDB connection, whose tables the policy's source may name.
+    """
+    from .anonymizer import Anonymization
+    if policy is None:
+        run = Anonymization(connection_or_policy, db=db, progress=progress)
+    else:
+        run = Anonymization(policy, connection=connection_or_policy, progress=progress)
+    try:
+        run.search()
+        run.score_minimal()
+        run.choose()
+    except BaseException:
+        run.close()
+        raise
+    return run
