@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_search import machine  # noqa: E402
+from bench_search import machine, write_results  # noqa: E402
 
 PREDICATES = [
     ("k-anonymity (k=6)", {"k": 6}),
@@ -104,10 +104,7 @@ def main():
               f"| Incognito | {inc[0]['evaluated']:,} | {inc[0]['minimal']} | {med['incognito']:.3f} |",
               f"| brute force | {bf[0]['evaluated']:,} | {bf[0]['minimal']} | {med['brute_force']:.3f} |", "",
               f"Brute force / Incognito: {med['brute_force'] / med['incognito']:.1f}x."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    write_results(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_search import machine  # noqa: E402
+from bench_search import machine, write_results  # noqa: E402
 
 POLICIES = ["datasets/adult/adult_k6.yaml", "datasets/adult/adult_entropy6.yaml", "datasets/adult/adult_t02.yaml"]
 
@@ -52,10 +52,7 @@ def main():
     for policy, r in rows:
         (wi, mi), (wb, _) = r["incognito"], r["brute_force"]
         lines.append(f"| `{policy}` | {wi:.2f} | {mi:.0f} | {wb:.2f} | {wb / wi:.1f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    write_results(lines, args.out)
 
 
 if __name__ == "__main__":

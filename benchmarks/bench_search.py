@@ -50,6 +50,14 @@ def machine() -> str:
             f"{platform.python_version()}, DuckDB {duckdb.__version__}")
 
 
+def write_results(lines: list[str], out: str | None) -> None:
+    """Print the Markdown results and write them to `out` when given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        Path(out).write_text(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
@@ -99,10 +107,7 @@ def main():
             bf = r["brute_force"]
             line += f" {bf['evaluated']:,} | {bf['search_s']:.3f} | {bf['search_s'] / inc['search_s']:.1f} |"
         lines.append(line)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    write_results(lines, args.out)
 
 
 if __name__ == "__main__":
