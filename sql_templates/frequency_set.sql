@@ -1,5 +1,6 @@
 {# The bottom frequency set: one scan of the source, grouped by the level-0 code of every
-   quasi-identifier and the code of every sensitive value (TKDD Section 5). #}
+   quasi-identifier and the code of every sensitive value (TKDD Section 5); with an entity key, by
+   the person too. #}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
 {% for q in qis %}
@@ -8,6 +9,9 @@ SELECT
 {% for s in sensitives %}
     sm{{ loop.index0 }}."code" AS {{ s.col | ident }},
 {% endfor %}
+{% if entity %}
+    src.{{ entity | ident }} AS "e",
+{% endif %}
     COUNT(*) AS "cnt"
 FROM {{ source | ident }} AS src
 {% for q in qis %}
@@ -24,6 +28,9 @@ GROUP BY
 
 {% endfor %}
 {% for s in sensitives %}
-    sm{{ loop.index0 }}."code"{% if not loop.last %},{% endif %}
+    sm{{ loop.index0 }}."code"{% if not loop.last or entity %},{% endif %}
 
 {% endfor %}
+{% if entity %}
+    src.{{ entity | ident }}
+{% endif %}

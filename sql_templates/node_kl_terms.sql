@@ -2,7 +2,7 @@
    blocks it suppresses: one number, the node-dependent part of the KL-divergence. #}
 SELECT SUM("g" * LN("g"))
 FROM (
-    SELECT CAST(SUM(w."cnt") AS DOUBLE) AS "g"
+    SELECT CAST({% if entity %}COUNT(DISTINCT w."e"){% else %}SUM(w."cnt"){% endif %} AS DOUBLE) AS "g"
     FROM {{ table | ident }} AS w
 {% if suppressed %}
     WHERE NOT EXISTS (SELECT 1 FROM {{ suppressed | ident }} AS sp

@@ -1,2 +1,3 @@
 {# The whole table's count of each sensitive value. #}
-SELECT {{ col | ident }}, SUM("cnt") FROM {{ table | ident }} GROUP BY {{ col | ident }}
+{% from "_macros.sql" import count_of %}
+SELECT {{ col | ident }}, {{ count_of(entity) }} FROM {{ table | ident }} GROUP BY {{ col | ident }}

@@ -11,6 +11,9 @@ SELECT
 {% for s in sensitives %}
     fs.{{ s.col | ident }},
 {% endfor %}
+{% if entity %}
+    fs."e",
+{% endif %}
     fs."cnt"
 FROM {{ fs | ident }} AS fs
 {% for q in qis %}

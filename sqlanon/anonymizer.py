@@ -83,8 +83,9 @@ class Anonymization:
         self.criteria = criteria_from_policy(self.policy.privacy, {s.name: s.domain for s in self.fs.sensitives})
         k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)
         if k is not None and k > self.fs.rows:
-            raise PolicyError("privacy.k", f"k = {k} is larger than the table ({self.fs.rows} rows); no release can "
-                              "be k-anonymous: lower k")
+            unit = "distinct persons (entity_key)" if self.policy.entity_key else "rows"
+            raise PolicyError("privacy.k", f"k = {k} is larger than the table ({self.fs.rows} {unit}); no release "
+                              "can be k-anonymous: lower k")
 
     def __enter__(self) -> "Anonymization":
         return self

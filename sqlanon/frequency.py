@@ -5,6 +5,8 @@
    ``n0..nH`` (how many base values the level's label covers, for the KL metric).
 2. The bottom frequency set is one GROUP BY over the source: level-0 codes of the quasi-identifiers,
    the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
+   With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
+   ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
 3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
    lattice node is one GROUP BY over it, with no joins (DESIGN.md, "measured floor").
 4. `node_counts` rolls that up to a node and returns per-q*-block counts of each sensitive value.
@@ -25,9 +27,7 @@ from .hierarchy import HierarchyTable, build_table, load_taxonomy_csv, spec_kind
 from .models.base import SensitiveDomain
 from .policy import Policy
 
-FS = "__sqlanon_fs"
-WIDE = "__sqlanon_wide"
-SUPPRESSED_BLOCKS = "__sqlanon_suppressed"
+PREFIX = "__sqlanon"
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -77,6 +77,15 @@ class NodeCounts:
     sensitive: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+def _free_prefix(backend: Backend) -> str:
+    """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
+    taken = {name for (name,) in backend.fetchall("temporary_tables.sql")}
+    n = 1
+    while f"{PREFIX}{n if n > 1 else ''}_fs" in taken:
+        n += 1
+    return f"{PREFIX}{n if n > 1 else ''}"
+
+
 def _distinct_values(backend: Backend, source: str, column: str) -> list[str]:
     rows = backend.fetchall("distinct_values.sql", source=source, column=column)
     return [r[0] for r in rows]
@@ -85,11 +94,14 @@ def _distinct_values(backend: Backend, source: str, column: str) -> list[str]:
 class FrequencySet:
     """Builds and queries the mapping tables and frequency sets of one policy in one database."""
 
-    def __init__(self, backend: Backend, source: str, policy: Policy, prefix: str = "__sqlanon"):
+    def __init__(self, backend: Backend, source: str, policy: Policy, prefix: str | None = None):
         self.backend = backend
         self.source = source
         self.policy = policy
-        self.prefix = prefix
+        # work tables are temporary and named per run, so two runs can share one connection
+        self.prefix = prefix or _free_prefix(backend)
+        self.fs_table = f"{self.prefix}_fs"
+        self.wide_table = f"{self.prefix}_wide"
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
@@ -99,24 +111,25 @@ class FrequencySet:
     def build(self) -> "FrequencySet":
         b, policy = self.backend, self.policy
         columns = dict(b.columns(self.source))
-        wanted = list(policy.quasi_identifiers) + list(policy.sensitive) + list(policy.release.keep)
+        entity = [policy.entity_key] if policy.entity_key else []
         for fieldname, names in (("quasi_identifiers", policy.quasi_identifiers), ("sensitive", policy.sensitive),
-                                 ("release.keep", policy.release.keep)):
+                                 ("release.keep", policy.release.keep), ("entity_key", entity)):
             for name in names:
                 if name not in columns:
                     shown = ", ".join(list(columns)[:20])
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
-        profile = b.fetchone("profile.sql", source=self.source,
-                             columns=list(policy.quasi_identifiers) + list(policy.sensitive))
+        checked = list(policy.quasi_identifiers) + list(policy.sensitive) + entity
+        profile = b.fetchone("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
+        # with an entity key every count is of distinct persons (issue: a person's many rows are one)
         self.rows = int(profile[0])
         if self.rows == 0:
             raise DataError(f"the source {policy.source.label} has no rows; there is nothing to anonymize")
-        for name, nulls in zip(list(policy.quasi_identifiers) + list(policy.sensitive), profile[1:]):
+        for name, nulls in zip(checked, profile[1:]):
             if nulls:
-                raise DataError(f"column '{name}' has {nulls} NULL value(s); sqlanon needs every quasi-identifier "
-                                "and sensitive value present: filter them out with a source query or fill them")
-        del wanted
+                raise DataError(f"column '{name}' has {nulls} NULL value(s); sqlanon needs every quasi-identifier, "
+                                "sensitive value and entity key present: filter them out with a source query or "
+                                "fill them")
         for i, (name, spec) in enumerate(policy.quasi_identifiers.items()):
             kind = spec_kind(spec, name)
             values = None if kind == "taxonomy" else _distinct_values(b, self.source, name)
@@ -187,7 +200,8 @@ class FrequencySet:
         return p if p.is_absolute() else self.policy.base_dir / p
 
     def _create_frequency_sets(self) -> None:
-        ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=FS, wide=WIDE)
+        ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_table,
+                   entity=self.policy.entity_key)
         self.backend.execute("frequency_set.sql", **ctx)
         self.backend.execute("wide_frequency_set.sql", **ctx)
 
@@ -196,14 +210,14 @@ class FrequencySet:
         """The whole table's count of each sensitive value (the distribution Q of t-closeness)."""
         out = {}
         for s in self.sensitives:
-            rows = self.backend.fetchall("sensitive_totals.sql", table=FS, col=s.col)
+            rows = self.backend.fetchall("sensitive_totals.sql", table=self.fs_table, col=s.col, entity=self.entity)
             totals = np.zeros(s.domain.size, dtype=np.int64)
             for code, n in rows:
                 totals[code] = n
             out[s.name] = totals
         return out
 
-    def create_suppressed_table(self, result, name: str = SUPPRESSED_BLOCKS, temp: bool = True) -> str | None:
+    def create_suppressed_table(self, result, name: str | None = None, temp: bool = True) -> str | None:
         """The codes of the blocks a node result suppresses, as a small table for SQL (anti-)joins.
 
         Columns are the wide frequency set's code columns at the node's levels; None when nothing is
@@ -211,6 +225,7 @@ class FrequencySet:
         """
         if not result.suppressed_rows:
             return None
+        name = name or f"{self.prefix}_suppressed"
         cols = [self.qi(a).col(lvl) for a, lvl in result.levels.items()]
         codes = result.counts.block_codes[~result.ok]
         frame = pd.DataFrame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
@@ -220,8 +235,14 @@ class FrequencySet:
     def cells_xlogx(self) -> float:
         """sum of c ln c over the original's cells (rows of the bottom frequency set), for the KL metric."""
         if self._cells_xlogx is None:
-            self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=FS)[0] or 0.0)
+            self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
+                                                            sensitives=self.sensitives, entity=self.entity)[0] or 0.0)
         return self._cells_xlogx
+
+    @property
+    def entity(self) -> bool:
+        """Are counts of distinct persons (the frequency sets keep an entity column "e")?"""
+        return self.policy.entity_key is not None
 
     def qi(self, name: str) -> QuasiIdentifier:
         for q in self.qis:
@@ -230,7 +251,7 @@ class FrequencySet:
         raise KeyError(name)
 
     def node_counts(self, levels: dict[str, int], sensitive: list[str] = (), refine: list[str] = (),
-                    source_table: str = WIDE) -> NodeCounts:
+                    source_table: str | None = None) -> NodeCounts:
         """Roll the frequency set up to a node and fetch per-block counts.
 
         levels:    attribute -> generalization level (a node of the lattice of that subset of attributes);
@@ -240,8 +261,8 @@ class FrequencySet:
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        data = self.backend.fetchnumpy("node_counts.sql", table=source_table, block_cols=block_cols + refine_cols,
-                                       pivots=pivots)
+        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table, block_cols=block_cols + refine_cols,
+                                       pivots=pivots, entity=self.entity)
         key_cols = block_cols + refine_cols
         codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
                  if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))
@@ -260,8 +281,8 @@ class FrequencySet:
         if not nodes:
             return []
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        branches = [dict(g=i, table=WIDE, block_cols=[self.qi(a).col(l) for a, l in levels.items()], pivots=pivots)
-                    for i, levels in enumerate(nodes)]
+        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
+                         entity=self.entity) for i, levels in enumerate(nodes)]
         data = self.backend.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")

@@ -16,7 +16,7 @@ import yaml
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
-TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release"}
+TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key"}
 SOURCE_KINDS = ("table", "csv", "parquet", "query")
 UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 MATERIALIZE = ("table", "view", "none")
@@ -57,6 +57,8 @@ class Policy:
     base_dir: Path
     raw: dict
     path: Path | None = None
+    # the column identifying a person: classes, diversity and metrics then count distinct persons
+    entity_key: str | None = None
 
     @property
     def qi_names(self) -> list[str]:
@@ -239,4 +241,9 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
         raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
     default_name = f"{src.label.split('.')[0]}_release"
     release = _parse_release(raw.get("release"), base_dir, default_name)
-    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path)
+    entity = raw.get("entity_key")
+    if entity is not None:
+        entity = _name(entity, "entity_key")
+        if entity in qis or entity in sens:
+            raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
+    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from sqlglot import exp
 
 from . import templates
-from .frequency import FS, WIDE
 from .release import _select_context
 
 
@@ -43,7 +42,7 @@ def policy_sql(run, dialect: str) -> str:
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
-    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=FS, wide=WIDE)
+    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_table, entity=policy.entity_key)
     out.append("-- the bottom frequency set (one scan of the source)")
     out.append(templates.render_for("frequency_set.sql", dialect, **ctx) + ";")
     out.append("-- the wide frequency set (every level's code)")
@@ -51,8 +50,9 @@ def policy_sql(run, dialect: str) -> str:
     levels = run.chosen.levels
     out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
     pivots = [(s.col, s.domain.size) for s in fs.sensitives]
-    out.append(templates.render_for("node_counts.sql", dialect, table=WIDE,
-                                    block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots) + ";")
+    out.append(templates.render_for("node_counts.sql", dialect, table=fs.wide_table,
+                                    block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
+                                    entity=fs.entity) + ";")
     out.append("-- the release: the generalizing SELECT")
     ctx = _select_context(policy, fs, run.chosen.result, None, None, source)
     if run.chosen.result.suppressed_rows:

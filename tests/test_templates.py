@@ -40,10 +40,12 @@ def test_every_template_is_found_and_the_node_query_renders():
     for expected in ("frequency_set.sql", "wide_frequency_set.sql", "node_counts.sql", "node_counts_branch.sql",
                      "node_kl_terms.sql", "release_select.sql", "union_all.sql"):
         assert expected in names
-    sql = templates.render_for("node_counts.sql", table="w", block_cols=["q0_1", "q1_0"], pivots=[("s0", 2)])
+    sql = templates.render_for("node_counts.sql", table="w", block_cols=["q0_1", "q1_0"], pivots=[("s0", 2)],
+                               entity=False)
     assert 'GROUP BY "q0_1", "q1_0"' in sql
-    pg = templates.render_for("node_counts.sql", "postgres", table="w", block_cols=["q0_1"], pivots=[("s0", 2)])
-    assert "CASE WHEN" in pg and '"w"' in pg
+    pg = templates.render_for("node_counts.sql", "postgres", table="w", block_cols=["q0_1"], pivots=[("s0", 2)],
+                              entity=True)
+    assert "CASE WHEN" in pg and "COUNT(DISTINCT" in pg and "\"w\"" in pg
 
 
 def test_progress_shows_level_and_nodes_and_is_silent_when_disabled():
