@@ -1,4 +1,4 @@
-{# 'TABLE' or 'VIEW' for a relation of the current database's main schema, or nothing. #}
+{# 'TABLE' or 'VIEW' for a relation of the current database's current schema, or nothing (DuckDB, PostgreSQL). #}
 SELECT CASE WHEN table_type = 'VIEW' THEN 'VIEW' ELSE 'TABLE' END
 FROM information_schema.tables
-WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = ?
+WHERE table_catalog = current_database() AND table_schema = current_schema() AND table_name = ?

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import __version__
 from .checker import NodeChecker, NodeResult
-from .engine import Backend, attach_source, connect
+from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
@@ -59,9 +59,9 @@ class Anonymization:
         self.timings: dict[str, float] = {}
         t = time.perf_counter()
         if connection is not None:
-            self.backend = Backend(connection)
+            self.backend = wrap_connection(connection)
         else:
-            self.backend = connect(db if db is not None else default_db(self.policy))
+            self.backend = open_backend(self.policy.source, db if db is not None else default_db(self.policy))
         try:
             self._prepare()
         except BaseException:

@@ -15,7 +15,7 @@ from pathlib import Path
 from .anonymizer import Anonymization
 from .errors import PolicyError, PrivacyNotMet
 from .hierarchy import spec_kind
-from .policy import load_policy
+from .policy import load_policy, source_with_table
 
 
 def _read_manifest(path) -> dict:
@@ -40,7 +40,7 @@ def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = N
     if suffix in (".csv", ".parquet"):
         raw["source"] = {suffix[1:]: str(Path(new_source).resolve()), "table": Path(new_source).stem}
     else:
-        raw["source"] = {"table": new_source}
+        raw["source"] = source_with_table(raw.get("source"), new_source)   # same engine and connection
     if name:
         raw.setdefault("release", {})["name"] = name
     db = db or manifest.get("database") or ":memory:"

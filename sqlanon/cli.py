@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .cli_common import parse_node as _parse_node
 from .errors import PrivacyNotMet, UserError
 from .progress import Progress
 
@@ -92,7 +93,9 @@ def _summary(run) -> None:
     click.echo("privacy achieved: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
                                                  for k, v in m["privacy"].items()))
     for o in m["outputs"]:
-        where = f" in {run.backend.path}" if o["kind"] in ("table", "view") and run.backend.path else ""
+        where = ""
+        if o["kind"] in ("table", "view") and (run.backend.path or run.backend.engine != "duckdb"):
+            where = f" in {run.backend.path or run.backend.describe()}"
         click.echo(f"released {o['kind']} {o['name']}{where}: {o['rows']:,} rows")
 
 
@@ -163,20 +166,6 @@ def _print_lattice(run, as_json: bool) -> None:
             click.echo(f"  {_levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
 
 
-def _parse_node(text: str) -> dict:
-    from .errors import PolicyError
-    out = {}
-    for part in text.split(","):
-        if "=" not in part:
-            raise PolicyError("--node", f"expected NAME=LEVEL,NAME=LEVEL...; got {text!r}")
-        k, v = part.split("=", 1)
-        try:
-            out[k.strip()] = int(v)
-        except ValueError:
-            raise PolicyError(f"--node {k.strip()}", f"level must be an integer; got {v!r}") from None
-    return out
-
-
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
@@ -187,14 +176,14 @@ def _parse_node(text: str) -> dict:
 def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
     from .anonymizer import Anonymization
-    from .policy import load_policy
+    from .policy import load_policy, source_with_table
     from .errors import PolicyError
     pol = load_policy(policy)
     if table is not None:
         if node is not None:
             raise PolicyError("--node", "give --node or --table, not both")
         raw = dict(pol.raw)
-        raw["source"] = {"table": table}
+        raw["source"] = source_with_table(pol.raw.get("source"), table)   # same engine and connection
         if pol.source.kind == "table" and pol.source.database is not None and db is None:
             db = str(pol.source.database)
         raw["quasi_identifiers"] = {q: {"hierarchy": "suppress"} for q in pol.quasi_identifiers}

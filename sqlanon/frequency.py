@@ -79,7 +79,7 @@ class NodeCounts:
 
 def _free_prefix(backend: Backend) -> str:
     """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
-    taken = {name for (name,) in backend.fetchall("temporary_tables.sql")}
+    taken = set(backend.temporary_tables())
     n = 1
     while f"{PREFIX}{n if n > 1 else ''}_fs" in taken:
         n += 1
@@ -87,8 +87,9 @@ def _free_prefix(backend: Backend) -> str:
 
 
 def _distinct_values(backend: Backend, source: str, column: str) -> list[str]:
+    """The column's distinct values as text, in code-point order whatever the engine's collation."""
     rows = backend.fetchall("distinct_values.sql", source=source, column=column)
-    return [r[0] for r in rows]
+    return sorted(r[0] for r in rows)
 
 
 class FrequencySet:

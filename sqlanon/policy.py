@@ -24,17 +24,35 @@ MATERIALIZE = ("table", "view", "none")
 
 @dataclass
 class Source:
-    """Where the rows are. kind: table (in `database`, or the connection given), csv, parquet or query."""
+    """Where the rows are, and which engine holds them (DESIGN.md section 3; README, "Policy").
+
+    kind:   table, csv, parquet or query;
+    engine: duckdb (embedded, the default), postgres or spark.
+    Connection details name environment variables (`dsn_env`, `password_env`), never secrets.
+    """
 
     kind: str
     table: str | None = None          # table name (kind=table), or the name to show for other kinds
     database: Path | None = None      # DuckDB file holding `table`
     path: Path | None = None          # csv / parquet file
     query: str | None = None          # a SELECT
+    engine: str = "duckdb"
+    url: str | None = None            # spark: a csv / parquet location with a scheme (hdfs://, s3a://...)
+    dsn_env: str | None = None        # postgres: environment variable holding the connection string / URL
+    password_env: str | None = None   # postgres: environment variable holding the password (optional)
+    settings: dict = field(default_factory=dict)   # postgres: session settings (set_config)
+    master: str | None = None         # spark: master URL (local[2], spark://host:7077, yarn, ...)
+    conf: dict = field(default_factory=dict)       # spark: session configuration
 
     @property
     def label(self) -> str:
-        return self.table or (self.path.name if self.path else "query")
+        if self.table:
+            return self.table
+        if self.path:
+            return self.path.name
+        if self.url:
+            return self.url.rstrip("/").rsplit("/", 1)[-1]
+        return "query"
 
 
 @dataclass
@@ -105,40 +123,118 @@ def _path(value, base_dir: Path, fieldname: str) -> Path:
     return p if p.is_absolute() else (base_dir / p)
 
 
+ENGINES = ("duckdb", "postgres", "spark")
+SOURCE_KEYS = {
+    "duckdb": ("engine", "database", "table", "csv", "parquet", "query"),
+    "postgres": ("engine", "dsn_env", "password_env", "settings", "table", "query"),
+    "spark": ("engine", "master", "conf", "table", "parquet", "csv", "query"),
+}
+_SECRET_KEYS = {"dsn", "url", "uri", "password", "user", "host", "port", "dbname", "connection"}
+
+
+def _env_name(value, fieldname: str) -> str:
+    if not isinstance(value, str) or not value.replace("_", "").isalnum() or value[0].isdigit():
+        raise PolicyError(fieldname, f"must name an environment variable (letters, digits, _); got {value!r}")
+    return value
+
+
+_SECRET_WORDS = ("password", "secret", "token", "credential", "access.key", "accesskey", "private")
+
+
+def _scalars(value, fieldname: str, env_values: bool = False) -> dict:
+    """Settings: name -> text, number or boolean; with `env_values`, also {env: VARIABLE} (read at connect
+    time), which a setting whose name looks secret must use (the policy is copied into the manifest)."""
+    value = _require_mapping(value or {}, fieldname)
+    for k, v in value.items():
+        if env_values and isinstance(v, dict):
+            if set(v) != {"env"}:
+                raise PolicyError(f"{fieldname}.{k}", f"give a value or {{env: VARIABLE}}; got {v!r}")
+            _env_name(v["env"], f"{fieldname}.{k}.env")
+            continue
+        if not isinstance(k, str) or not k or not isinstance(v, (str, int, float, bool)):
+            raise PolicyError(f"{fieldname}.{k}", f"must be a setting name with a text, number or boolean value"
+                              + (" or {env: VARIABLE}" if env_values else "") + f"; got {v!r}")
+        if env_values and any(w in k.lower() for w in _SECRET_WORDS):
+            raise PolicyError(f"{fieldname}.{k}", "looks like a secret, and the policy is copied into the manifest: "
+                              "give {env: VARIABLE} and put the value in that environment variable")
+    return dict(value)
+
+
 def _parse_source(raw, base_dir: Path) -> Source:
     if raw is None:
         raise PolicyError("source", "missing; give {table: NAME} with database: FILE.duckdb, or csv:, parquet: "
                           "or query:")
     raw = _require_mapping(raw, "source")
-    unknown = set(raw) - {"database", "table", "csv", "parquet", "query"}
+    engine = raw.get("engine", "duckdb")
+    if engine not in ENGINES:
+        raise PolicyError("source.engine", f"must be one of {', '.join(ENGINES)}; got {engine!r}")
+    allowed = SOURCE_KEYS[engine]
+    unknown = sorted(set(raw) - set(allowed))
     if unknown:
-        raise PolicyError("source." + sorted(unknown)[0], "unknown key; use database, table, csv, parquet or query")
-    given = [k for k in ("csv", "parquet", "query") if k in raw]
-    if len(given) > 1:
-        raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(given)}")
+        key = unknown[0]
+        if engine == "postgres" and key in _SECRET_KEYS:
+            raise PolicyError("source." + key, "connection details do not go in the policy (it is copied into the "
+                              "manifest): put the connection string in an environment variable and name it in "
+                              "dsn_env (a password may also come from password_env or PGPASSWORD)")
+        others = [e for e in ENGINES if key in SOURCE_KEYS[e] and e != engine]
+        hint = f" (that key is for engine {others[0]})" if others else ""
+        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; use {', '.join(allowed)}")
+    kinds = [k for k in ("csv", "parquet", "query") if k in raw]
+    if len(kinds) > 1:
+        raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
     table = raw.get("table")
     if table is not None:
         table = _name(table, "source.table")
-    if given:
-        kind = given[0]
+    extra = {"engine": engine}
+    if engine == "postgres":
+        if "dsn_env" not in raw:
+            raise PolicyError("source.dsn_env", "missing; name the environment variable that holds the PostgreSQL "
+                              "connection string or URL (e.g. dsn_env: SQLANON_PG_DSN)")
+        extra["dsn_env"] = _env_name(raw["dsn_env"], "source.dsn_env")
+        if raw.get("password_env") is not None:
+            extra["password_env"] = _env_name(raw["password_env"], "source.password_env")
+        extra["settings"] = _scalars(raw.get("settings"), "source.settings")
+    elif engine == "spark":
+        master = raw.get("master")
+        if master is not None and (not isinstance(master, str) or not master.strip()):
+            raise PolicyError("source.master", f"must be a Spark master URL such as local[2] or spark://host:7077; "
+                              f"got {master!r}")
+        extra["master"] = master
+        extra["conf"] = _scalars(raw.get("conf"), "source.conf", env_values=True)
+    if kinds:
+        kind = kinds[0]
         if kind == "query":
             q = raw["query"]
             if not isinstance(q, str) or not q.strip():
                 raise PolicyError("source.query", "must be a SELECT statement")
-            return Source("query", table=table, query=q)
-        path = _path(raw[kind], base_dir, f"source.{kind}")
+            return Source("query", table=table, query=q, **extra)
+        value = raw[kind]
+        if engine == "spark" and isinstance(value, str) and "://" in value:
+            return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
+        path = _path(value, base_dir, f"source.{kind}")
         if not path.exists():
             raise PolicyError(f"source.{kind}", f"file {path} does not exist")
-        return Source(kind, table=table, path=path)
+        return Source(kind, table=table, path=path, **extra)
     if table is None:
-        raise PolicyError("source.table", "missing; name the table to anonymize (or give csv:, parquet: or query:)")
+        raise PolicyError("source.table", "missing; name the table to anonymize (or give "
+                          + ("csv:, parquet: or query:)" if engine != "postgres" else "query:)"))
     database = raw.get("database")
     db = None
     if database is not None:
         db = _path(database, base_dir, "source.database")
         if not db.exists():
             raise PolicyError("source.database", f"database file {db} does not exist")
-    return Source("table", table=table, database=db)
+    return Source("table", table=table, database=db, **extra)
+
+
+def source_with_table(raw_source: dict | None, table: str) -> dict:
+    """A policy's raw `source` pointed at another table of the same engine and connection (for `check
+    --table` and `apply`): the connection keys are kept, the table / file / query keys replaced."""
+    raw_source = dict(raw_source or {})
+    keep = {"engine", "dsn_env", "password_env", "settings", "master", "conf"}
+    out = {k: v for k, v in raw_source.items() if k in keep}
+    out["table"] = table        # DuckDB: a table of the database given by --db (or the default one)
+    return out
 
 
 def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, dict | None]:

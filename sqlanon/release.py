@@ -5,13 +5,15 @@ chosen level (the original value at level 0), the sensitive attributes and any `
 are copied unchanged, and the rows of suppressed blocks are left out. A table is built under a
 temporary name and swapped in by one transaction (drop old, rename new), so a failed run leaves the
 previous release, or nothing, never half a table. A view needs its mapping tables to persist: they are
-written beside it (``<name>__map_<i>``) in the same transaction.
+written beside it (``<name>__map_<i>``) in the same transaction. Spark has no transactions: there the
+drop and the rename are two catalog calls, and a failed view release drops the tables it created.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import templates
 from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
@@ -47,8 +49,9 @@ def release_columns(policy: Policy, fs: FrequencySet, levels: dict[str, int]):
 
 def select_sql(policy: Policy, fs: FrequencySet, result: NodeResult, map_names: dict | None = None,
                suppressed: str | None = None, source: str | None = None) -> str:
-    """The generalizing SELECT (in the template dialect), as it would run."""
-    return fs.backend.sql("release_select.sql", **_select_context(policy, fs, result, map_names, suppressed, source))
+    """The generalizing SELECT in the template dialect (the same text whatever the engine)."""
+    return templates.render_for("release_select.sql", templates.TEMPLATE_DIALECT,
+                                **_select_context(policy, fs, result, map_names, suppressed, source))
 
 
 def _select_context(policy, fs, result, map_names, suppressed, source):
@@ -70,23 +73,23 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Ou
         supp = fs.create_suppressed_table(result)
         ctx = _select_context(policy, fs, result, None, supp, None)
         try:
+            b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, **ctx)
             with b.transaction():
-                b.execute("drop_relation.sql", name=name, kind=_existing_kind(b, name))
+                b.drop_relation(name)
                 b.execute("rename_table.sql", old=tmp, new=name)
         except Exception:
-            b.execute("drop_relation.sql", name=tmp, kind="TABLE")
+            _drop_quietly(b, tmp)
             raise
     else:
         source = _view_source(policy, fs)
         maps = {q.name: f"{name}__map_{q.index}" for q in fs.qis}
         with b.transaction():
+            # the old release first: on engines that track dependencies (PostgreSQL) its view holds the old maps
+            b.drop_relation(name)
             for q in fs.qis:
                 b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
             supp = fs.create_suppressed_table(result, name=f"{name}__suppressed", temp=False)
-            existing = _existing_kind(b, name)
-            if existing == "TABLE":
-                b.execute("drop_relation.sql", name=name, kind=existing)
             b.execute("release_view.sql", name=name,
                       **_select_context(policy, fs, result, maps, supp, source))
     rows = b.fetchone("count_rows.sql", relation=name)[0]
@@ -96,33 +99,35 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Ou
     return outputs
 
 
-def _existing_kind(b: Backend, name: str) -> str | None:
-    row = b.fetchone("relation_kind.sql", [name])
-    return row[0] if row and row[0] else None
+def _drop_quietly(b: Backend, name: str) -> None:
+    """Remove a half-built table after a failure, without hiding that failure behind a second one."""
+    try:
+        b.execute("drop_relation.sql", name=name, kind="TABLE")
+    except Exception:
+        pass
 
 
 def _view_source(policy: Policy, fs: FrequencySet) -> str:
     src = policy.source
-    if src.kind == "table" and (src.database is None or (fs.backend.path and
-                                                         src.database.resolve() == fs.backend.path.resolve())):
-        return src.table
+    table = fs.backend.view_source(src)
+    if table is not None:
+        return table
     raise PolicyError("release.materialize", "a view must read a source table in the same database; this source "
                       f"is a {src.kind if src.kind != 'table' else 'table in another database'}: use "
                       "materialize: table")
 
 
 def export(b: Backend, relation: str, path: Path) -> Output:
-    """Write the release to Parquet or CSV by DuckDB's COPY, to a temporary file then renamed."""
+    """Write the release to Parquet or CSV (by the engine), to a temporary file then renamed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".sqlanon_tmp")
     fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
-    rel = b.con.table(relation)
     try:
-        if fmt == "parquet":
-            rel.write_parquet(str(tmp))
-        else:
-            rel.write_csv(str(tmp), header=True)
+        b.export(relation, tmp, fmt)
+    except DataError:
+        tmp.unlink(missing_ok=True)
+        raise
     except Exception as e:
         tmp.unlink(missing_ok=True)
         raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from . import templates
+from .engines import dialects
 from .release import _select_context
 
 
@@ -44,9 +45,10 @@ def policy_sql(run, dialect: str) -> str:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
     ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_table, entity=policy.entity_key)
     out.append("-- the bottom frequency set (one scan of the source)")
-    out.append(templates.render_for("frequency_set.sql", dialect, **ctx) + ";")
+    # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
+    out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
     out.append("-- the wide frequency set (every level's code)")
-    out.append(templates.render_for("wide_frequency_set.sql", dialect, **ctx) + ";")
+    out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx))
     levels = run.chosen.levels
     out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
     pivots = [(s.col, s.domain.size) for s in fs.sensitives]

@@ -29,6 +29,16 @@ def qualified(*parts: str) -> str:
     return ".".join(ident(p) for p in parts if p)
 
 
+SQL_TYPES = ("BOOLEAN", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP")
+
+
+def _sqltype(name: str) -> str:
+    """A column type chosen by sqlanon (from a frame's dtypes), checked against a fixed list."""
+    if name not in SQL_TYPES:
+        raise ValueError(f"not a column type sqlanon creates: {name!r}")
+    return name
+
+
 def _int(value) -> str:
     """Render an integer literal that Python produced (a code or a level), never a policy value."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -43,6 +53,7 @@ def environment() -> jinja2.Environment:
                              lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
     env.filters["ident"] = ident
     env.filters["int"] = _int
+    env.filters["sqltype"] = _sqltype
     env.globals["qualified"] = qualified
     return env
 

@@ -7,22 +7,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from sqlanon.experiments.common import ADULT_QIS  # DESIGN.md section 6, in the paper's order
+
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
 ADULT = DATASETS / "adult"
 HOSPITAL = DATASETS / "hospital"
-
-ADULT_QIS = {
-    "age": {"hierarchy": "intervals", "widths": [5, 10, 20]},
-    "sex": {"hierarchy": "suppress"},
-    "race": {"hierarchy": "suppress"},
-    "marital_status": {"hierarchy": "hierarchies/marital_status.csv"},
-    "education": {"hierarchy": "hierarchies/education.csv"},
-    "native_country": {"hierarchy": "hierarchies/native_country.csv"},
-    "workclass": {"hierarchy": "hierarchies/workclass.csv"},
-    "salary": {"hierarchy": "suppress"},
-}
-
 
 def adult_policy(qis: list[str] | int = 8, privacy: dict | None = None, **extra) -> dict:
     """A policy dict over the shipped Adult data: the first `qis` attributes of DESIGN.md section 6."""

@@ -49,6 +49,18 @@ class SensitiveDomain:
         raise KeyError(label)
 
 
+def counts_matrix(counts, dtype=np.float64, check_negative: bool = False) -> np.ndarray:
+    """Per-block counts as a 2-D array (B, m) of `dtype` (None: as given); a 1-D array is one block."""
+    a = np.asarray(counts)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise ValueError(f"counts must have shape (blocks, values); got {a.shape}")
+    if check_negative and a.size and a.min() < 0:
+        raise ValueError("counts must be non-negative")
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
 class Criterion(ABC):
     """A privacy model evaluated per q*-block.
 

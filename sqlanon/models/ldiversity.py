@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .base import Criterion
+from .base import Criterion, counts_matrix
 
 TOL = 1e-12
 
@@ -58,14 +58,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 # small helpers
 
-def _counts(counts) -> np.ndarray:
-    """The counts as a 2-D float array (B, m); a 1-D array is one block."""
-    a = np.asarray(counts)
-    if a.ndim == 1:
-        a = a[None, :]
-    if a.ndim != 2:
-        raise ValueError(f"counts must have shape (blocks, values); got {a.shape}")
-    return a.astype(np.float64, copy=False)
+_counts = counts_matrix
 
 
 def xlogx(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,265 @@
+"""Benchmark: the synthetic Lands End table at 0.5, 1, 2 and 4.6 million rows, on DuckDB and on Spark.
+
+The policy is the generator's landsend_k6.yaml: the 7 quasi-identifiers of the TKDD l-diversity paper's
+Figure 14 (zipcode, order date, gender, style, price, quantity, shipment), cost sensitive, k = 6, no
+suppression; the job is every minimal 6-anonymous node (Incognito) and the metrics of each.
+
+Each run is a fresh process. It records the phases (prepare = source, mapping tables and frequency
+sets; search = the lattice search; metrics = the four utility metrics of every minimal node), the nodes
+evaluated, and the peak memory of the whole process tree (Python, and for Spark its JVM), sampled from
+/proc every 50 ms; for DuckDB also the process's own ru_maxrss. Medians of --repeat runs. The tables are
+generated once into --data (datasets/landsend/generate.py, seed 0) and reused.
+
+    python benchmarks/bench_scale.py --repeat 3 --spark-repeat 1 --out benchmarks/RESULTS-scale.md
+
+(about 15 minutes on 2 cores, most of it Spark; `--spark-repeat 0` for DuckDB alone, about 2 minutes).
+`--json FILE` keeps the raw results; `--render FILE` rewrites the report from them (or from the JSON
+lines the script prints on stderr) without running anything.
+
+Spark runs in local mode (`--spark-master local[2]`, driver memory `--spark-memory`), reading the same
+Parquet file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_search import machine, write_results  # noqa: E402
+
+FULL = 4_591_581
+SIZES = (500_000, 1_000_000, 2_000_000, FULL)
+
+
+def dataset(data: Path, rows: int) -> Path:
+    """The policy file of a generated Lands End table of `rows` rows (generated when missing)."""
+    folder = data / f"landsend_{rows}"
+    policy = folder / "landsend_k6.yaml"
+    if not policy.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(ROOT / "datasets" / "landsend" / "generate.py"),
+                        str(folder / "landsend.parquet"), "--rows", str(rows)], check=True, stdout=subprocess.DEVNULL)
+    return policy
+
+
+def worker(engine: str, policy_path: str, master: str, memory: str, metrics: bool) -> dict:
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.policy import load_policy
+    policy = load_policy(policy_path)
+    if engine == "spark":
+        raw = dict(policy.raw)
+        raw["source"] = {"engine": "spark", "master": master, "parquet": str(policy.source.path),
+                         "table": "landsend", "conf": {"spark.driver.memory": memory}}
+        policy = load_policy(raw, base_dir=policy.base_dir)
+    t0 = time.perf_counter()
+    run = Anonymization(policy, db=":memory:")
+    t1 = time.perf_counter()
+    result = run.search()
+    t2 = time.perf_counter()
+    if metrics:
+        run.score_minimal()
+        run.choose()
+    t3 = time.perf_counter()
+    out = {"engine": engine, "rows": run.fs.rows, "prepare_s": t1 - t0, "search_s": t2 - t1,
+           "metrics_s": t3 - t2 if metrics else None, "total_s": t3 - t0, "evaluated": result.evaluated,
+           "nodes": run.lattice.size, "minimal": len(result.minimal),
+           "chosen": run.chosen.levels if metrics else None,
+           "self_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "statements": run.backend.statements}
+    run.close()
+    return out
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants (MB), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            pass
+    return total / 1024
+
+
+def measure(args: list[str]) -> dict:
+    """Run one worker process; its JSON result plus the sampled peak memory of its process tree."""
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    peak = [0.0]
+
+    def sample():
+        while proc.poll() is None:
+            peak[0] = max(peak[0], _tree_rss_mb(proc.pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {args} failed:\n{err[-3000:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["tree_peak_rss_mb"] = peak[0]
+    return result
+
+
+def summarize(runs: list[dict]) -> dict:
+    med = {k: statistics.median(r[k] for r in runs) for k in ("prepare_s", "search_s", "total_s")}
+    if runs[0]["metrics_s"] is not None:
+        med["metrics_s"] = statistics.median(r["metrics_s"] for r in runs)
+    return {**runs[0], **med, "runs": len(runs), "tree_peak_rss_mb": max(r["tree_peak_rss_mb"] for r in runs),
+            "self_maxrss_mb": max(r["self_maxrss_mb"] for r in runs)}
+
+
+def _load() -> str:
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default=",".join(map(str, SIZES)), help="comma-separated table sizes")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per size on DuckDB (median reported)")
+    ap.add_argument("--spark-repeat", type=int, default=1, help="runs per size on Spark (0: no Spark)")
+    ap.add_argument("--spark-master", default="local[2]")
+    ap.add_argument("--spark-memory", default="4g", help="spark.driver.memory")
+    ap.add_argument("--no-metrics", action="store_true", help="search only, no metrics of the minimal nodes")
+    ap.add_argument("--data", default="/tmp/sqlanon-landsend", help="folder for the generated tables")
+    ap.add_argument("--out", default=None, help="Markdown file to write")
+    ap.add_argument("--json", default=None, help="also write the raw results here (re-render with --render)")
+    ap.add_argument("--render", default=None, help="only re-render the report from a --json file (or the JSON "
+                    "lines this script prints on stderr)")
+    ap.add_argument("--worker", nargs=2, metavar=("ENGINE", "POLICY"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    metrics = not args.no_metrics
+    if args.worker:
+        print(json.dumps(worker(args.worker[0], args.worker[1], args.spark_master, args.spark_memory, metrics),
+                         default=str))
+        return
+    if args.render:
+        text = Path(args.render).read_text()
+        try:
+            saved = json.loads(text)
+            rows, loads = saved["rows"], saved["loads"]
+        except json.JSONDecodeError:
+            rows = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+            loads = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("load: ")] or ["?"]
+        write_results(render(rows, args, loads), args.out)
+        return
+    sizes = [int(s) for s in args.rows.split(",")]
+    data = Path(args.data)
+    engines = [("duckdb", args.repeat)] + ([("spark", args.spark_repeat)] if args.spark_repeat > 0 else [])
+    rows: list[dict] = []
+    loads = []
+    for n in sizes:
+        policy = dataset(data, n)
+        for engine, repeat in engines:
+            runs = []
+            for _ in range(repeat):
+                loads.append(_load())
+                extra = ["--spark-master", args.spark_master, "--spark-memory", args.spark_memory]
+                runs.append(measure(["--worker", engine, str(policy), *extra] + (["--no-metrics"] if not metrics else [])))
+            row = summarize(runs)
+            rows.append(row)
+            print(json.dumps(row, default=str), file=sys.stderr)
+    print("load: " + min(loads), file=sys.stderr)
+    print("load: " + max(loads), file=sys.stderr)
+    write_results(render(rows, args, loads), args.out)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "loads": loads}, indent=1, default=str) + "\n")
+
+
+def render(rows: list[dict], args, loads: list[str]) -> list[str]:
+    """The Markdown report: machine, command, one line per (engine, size), and what the series shows."""
+    metrics = not args.no_metrics
+    command = (f"python benchmarks/bench_scale.py --rows {args.rows} --repeat {args.repeat} --spark-repeat "
+               f"{args.spark_repeat} --spark-master '{args.spark_master}' --spark-memory {args.spark_memory}"
+               + (" --no-metrics" if not metrics else "") + (f" --out {args.out}" if args.out else ""))
+    lines = [f"Machine: {machine()}; Spark {spark_version()} (local mode), Java {java_version()}", "",
+             f"Command: `{command}`", "",
+             "Synthetic Lands End (datasets/landsend/generate.py, seed 0), policy landsend_k6.yaml: 7 quasi-identifiers "
+             "(Figure 14), cost sensitive, k = 6, no suppression; all minimal 6-anonymous nodes (Incognito), then the "
+             "four metrics of each. Each run a fresh process; DuckDB medians of "
+             f"{args.repeat} runs, Spark {args.spark_repeat}. prepare = source, mapping tables, frequency sets (for "
+             "Spark also starting the session: JVM and local executors); total = prepare + search + metrics (the "
+             "Python process start, about 0.5 s, not included). Peak memory: the process tree's resident memory "
+             "(Python and, for Spark, its JVM) sampled every 50 ms. Load averages (1/5/15 min) at the start of the "
+             f"runs: {min(loads)} .. {max(loads)} (other work shared the machine).", "",
+             "| engine | rows | prepare s | search s | metrics s | total s | search ms per node | nodes evaluated "
+             "| minimal | peak memory MB |",
+             "| - | - | - | - | - | - | - | - | - | - |"]
+    for r in rows:
+        m = f"{r['metrics_s']:.1f}" if r.get("metrics_s") is not None else "-"
+        lines.append(f"| {r['engine']} | {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} | {m} | "
+                     f"{r['total_s']:.1f} | {1000 * r['search_s'] / r['evaluated']:.1f} | {r['evaluated']} / "
+                     f"{r['nodes']} | {r['minimal']} | {r['tree_peak_rss_mb']:,.0f} |")
+    lines.append("")
+    for engine in ("duckdb", "spark"):
+        series = sorted((r for r in rows if r["engine"] == engine), key=lambda r: r["rows"])
+        if len(series) < 2:
+            continue
+        a, b = series[0], series[-1]
+        grow = b["rows"] / a["rows"]
+        per_node = (b["search_s"] / b["evaluated"]) / (a["search_s"] / a["evaluated"])
+        lines.append(f"- {engine}: from {a['rows']:,} to {b['rows']:,} rows ({grow:.1f} x): total time "
+                     f"{b['total_s'] / a['total_s']:.1f} x, search {b['search_s'] / a['search_s']:.1f} x, search time per "
+                     f"evaluated node {per_node:.1f} x, nodes evaluated {a['evaluated']} -> {b['evaluated']}.")
+    lines.append("- Spark in local mode pays a fixed cost per statement (a job: planning, code generation, task "
+                 "scheduling; 0.2 to 1 s each, about 100 statements of which 30 to 40 are batches of up to 48 lattice "
+                 "nodes), so its time grows much more slowly than the rows at these sizes; DuckDB's per-node search "
+                 "time grows about with the rows (the frequency set has about one row per source row here, and each "
+                 "node's query returns one row per class).")
+    full = [r for r in rows if r["engine"] == "duckdb" and r["rows"] == FULL]
+    if full:
+        r = full[0]
+        lines.append(f"- DuckDB at full size ({FULL:,} rows): {r['total_s']:.1f} s for every minimal node with its "
+                     f"metrics (goal: under 60 s), peak memory {r['tree_peak_rss_mb']:,.0f} MB (goal: under 3 GB).")
+    return lines
+
+
+def spark_version() -> str:
+    try:
+        import pyspark
+        return pyspark.__version__
+    except ImportError:
+        return "not installed"
+
+
+def java_version() -> str:
+    try:
+        done = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+        first = (done.stderr or done.stdout).splitlines()[0]
+        return first.split('"')[1] if '"' in first else first
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return "?"
+
+
+if __name__ == "__main__":
+    main()

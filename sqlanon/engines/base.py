@@ -1,0 +1,163 @@
+"""The engine-independent half of a backend: templates in, statements counted and timed, results out.
+
+A backend is one connection to the database that does the row work. Everything sqlanon runs goes
+through `execute` / `fetchall` / `fetchone` / `fetchnumpy` / `fetchnumpy_union`, which render a
+template from `sql_templates/`, check it with sqlglot, transpile it to the engine's dialect
+(`sqlanon.engines.dialects`) and run it. Results come back in one shape whatever the engine: rows as
+tuples, or a dict of numpy columns (through Arrow where the engine offers it).
+
+A subclass supplies the few operations that differ between engines:
+
+- `_run_sql(sql, params, want)`: run one statement; want = None (consume), "rows" or "numpy";
+- `create_table_from_frame`: a small table from a pandas frame (mapping tables, suppressed blocks);
+- `attach_source`: expose the policy's source as the view `__sqlanon_source`;
+- `columns`, `relation_kind`: the catalog;
+- `transaction`: an atomic group of statements (a real transaction where the engine has one);
+- `export`: write a relation to a Parquet or CSV file;
+- `close`.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import templates
+from . import dialects
+
+SOURCE_VIEW = "__sqlanon_source"
+
+# column types as sqlanon names them (DuckDB's names), whatever the engine reports
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
+                 "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+# the column types a frame handed to `create_table_from_frame` may have (chosen by Python, never by a policy)
+FRAME_TYPES = {"b": "BOOLEAN", "i": "BIGINT", "u": "BIGINT", "f": "DOUBLE", "O": "VARCHAR", "U": "VARCHAR",
+               "M": "TIMESTAMP"}
+
+
+def frame_columns(frame) -> list[tuple[str, str]]:
+    """(column, SQL type) of a pandas frame; int32 stays INTEGER so codes keep their width."""
+    out = []
+    for col, dtype in frame.dtypes.items():
+        if dtype.kind == "i" and dtype.itemsize <= 4:
+            out.append((str(col), "INTEGER"))
+        else:
+            out.append((str(col), FRAME_TYPES.get(dtype.kind, "VARCHAR")))
+    return out
+
+
+class Backend:
+    """One connection to one engine, plus the templates. `stats` counts statements and their time."""
+
+    engine = "base"
+    dialect = templates.TEMPLATE_DIALECT
+    path: Path | None = None    # the database file, for engines that have one
+
+    def __init__(self):
+        self.statements = 0
+        self.seconds = 0.0
+        self.log: list[str] | None = None   # set to a list to record every statement (for `sqlanon sql`)
+
+    # -- rendering ----------------------------------------------------------------------------
+    def sql(self, template: str, **context) -> str:
+        """One template as this engine runs it (several statements are joined with ';')."""
+        return ";\n".join(dialects.statements(template, self.dialect, **context))
+
+    def describe(self) -> str:
+        """Where the rows are, for messages (never a password)."""
+        return self.engine
+
+    # -- running templates --------------------------------------------------------------------
+    def _run_sql(self, sql: str, params, want: str | None, template: str):
+        raise NotImplementedError
+
+    def _run(self, template: str, params, context: dict, want: str | None):
+        out = None
+        for sql in dialects.statements(template, self.dialect, **context):
+            out = self._timed(sql, params, want, template)
+        return out
+
+    def _timed(self, sql: str, params, want: str | None, template: str):
+        if self.log is not None:
+            self.log.append(sql)
+        t = time.perf_counter()
+        out = self._run_sql(sql, params, want, template)
+        self.statements += 1
+        self.seconds += time.perf_counter() - t
+        return out
+
+    def execute(self, template: str, params=None, **context) -> None:
+        self._run(template, params, context, None)
+
+    def fetchall(self, template: str, params=None, **context) -> list[tuple]:
+        return self._run(template, params, context, "rows")
+
+    def fetchone(self, template: str, params=None, **context) -> tuple | None:
+        rows = self.fetchall(template, params, **context)
+        return rows[0] if rows else None
+
+    def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
+        return self._run(template, params, context, "numpy")
+
+    def fetchnumpy_union(self, template: str, branches: list[dict]) -> dict[str, np.ndarray]:
+        """Run several renderings of one SELECT template as a single UNION ALL statement.
+
+        Each branch is rendered and checked by sqlglot on its own (its shape is cached, so a batch of
+        48 lattice nodes costs no parse at all once the shapes are known); `union_all.sql` only puts
+        checked SELECTs together, which cannot make an invalid statement. Other dialects then transpile
+        the whole statement once.
+        """
+        selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
+        sql = templates.render("union_all.sql", selects=selects)
+        out = None
+        for statement in dialects.transpile(sql, self.dialect):
+            out = self._timed(statement, None, "numpy", template)
+        return out
+
+    # -- engine-specific ----------------------------------------------------------------------
+    def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        raise NotImplementedError
+
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        """(name, type) of a relation's columns, types named as DuckDB names them (INTEGER, VARCHAR...)."""
+        raise NotImplementedError
+
+    def relation_kind(self, name: str) -> str | None:
+        """'TABLE' or 'VIEW' for a relation the release may replace, or None when there is none."""
+        raise NotImplementedError
+
+    def drop_relation(self, name: str) -> None:
+        """Drop a table or view the release replaces (nothing when there is none)."""
+        self.execute("drop_relation.sql", name=name, kind=self.relation_kind(name))
+
+    def temporary_tables(self) -> list[str]:
+        """Names of this connection's temporary tables (work tables of runs sharing the connection)."""
+        raise NotImplementedError
+
+    def table_exists(self, name: str) -> bool:
+        return self.relation_kind(name) is not None
+
+    def attach_source(self, source) -> str:
+        raise NotImplementedError
+
+    def view_source(self, source) -> str | None:
+        """The relation a view release may read (the source table itself), or None when a view cannot."""
+        return source.table if source.kind == "table" else None
+
+    def transaction(self):
+        return contextlib.nullcontext(self)
+
+    def export(self, relation: str, path: Path, fmt: str) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,104 @@
+"""From one template to the statements an engine runs: sqlglot transpiles, and a few rewrites cover
+what an engine lacks.
+
+Templates are written once, in DuckDB's dialect (`sqlanon.templates`). sqlglot translates types,
+quoting, placeholders and functions; what it cannot translate is a *statement* an engine does not
+have. Those are rewritten here, on the parsed tree, into statements the engine does have:
+
+=====================================  ===================================  =========================================
+template (DuckDB)                      PostgreSQL                           Spark SQL
+=====================================  ===================================  =========================================
+CREATE OR REPLACE TEMPORARY TABLE t    DROP TABLE IF EXISTS t;              DROP VIEW IF EXISTS t;
+AS SELECT ...                          CREATE TEMPORARY TABLE t AS ...;     CACHE TABLE t AS SELECT ...
+                                       ANALYZE t                            (a cached temporary view: Spark has no
+                                                                            temporary tables)
+CREATE OR REPLACE TABLE t AS ...       DROP TABLE IF EXISTS t;              DROP TABLE IF EXISTS t;
+                                       CREATE TABLE t AS ...                CREATE TABLE t USING PARQUET AS ...
+CREATE OR REPLACE [TEMPORARY] VIEW v   DROP VIEW IF EXISTS v;               (as written)
+                                       CREATE [TEMPORARY] VIEW v
+=====================================  ===================================  =========================================
+
+The extra statements come from templates too (`drop_relation.sql`, `analyze.sql`), so identifiers stay
+quoted by the same filter. `statements(template, dialect, **context)` is what the backends run and
+what `sqlanon sql --dialect` prints.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .. import templates
+
+TEMPLATE_DIALECT = templates.TEMPLATE_DIALECT
+
+
+def _create_kind(tree: exp.Create) -> str:
+    return str(tree.args.get("kind") or "").upper()
+
+
+def _is_temporary(tree: exp.Create) -> bool:
+    props = tree.args.get("properties")
+    return bool(props and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions))
+
+
+def _without_temporary(tree: exp.Create) -> None:
+    props = tree.args.get("properties")
+    if props:
+        kept = [p for p in props.expressions if not isinstance(p, exp.TemporaryProperty)]
+        tree.set("properties", exp.Properties(expressions=kept) if kept else None)
+
+
+def _drop(dialect: str, name: str, kind: str) -> str:
+    return templates.render_for("drop_relation.sql", dialect, name=name, kind=kind)
+
+
+def adapt(tree: exp.Expression, dialect: str) -> list[str]:
+    """The statements that do what `tree` (one parsed template, DuckDB dialect) does, in `dialect`."""
+    if dialect == TEMPLATE_DIALECT or not isinstance(tree, exp.Create):
+        return [tree.sql(dialect=dialect)]
+    kind, temp = _create_kind(tree), _is_temporary(tree)
+    name = tree.this.name if isinstance(tree.this, exp.Table) else None
+    replace = bool(tree.args.get("replace"))
+    if kind not in ("TABLE", "VIEW") or name is None:
+        return [tree.sql(dialect=dialect)]
+    tree = tree.copy()
+    out: list[str] = []
+    if dialect == "postgres":
+        if replace:
+            out.append(_drop(dialect, name, kind))
+            tree.set("replace", False)
+        out.append(tree.sql(dialect=dialect))
+        if kind == "TABLE" and tree.expression is not None:
+            out.append(templates.render_for("analyze.sql", dialect, name=name))
+        return out
+    if dialect == "spark":
+        if kind == "TABLE" and temp and tree.expression is not None:
+            # no temporary tables: a temporary view whose rows are computed once and kept (CACHE TABLE is eager)
+            out.append(_drop(dialect, name, "VIEW"))
+            out.append(exp.Cache(this=tree.this, expression=tree.expression).sql(dialect=dialect))
+            return out
+        if kind == "TABLE":
+            if replace:   # REPLACE TABLE AS SELECT needs a v2 catalog; the session catalog has none
+                out.append(_drop(dialect, name, "TABLE"))
+                tree.set("replace", False)
+            _without_temporary(tree)
+            if not tree.find(exp.FileFormatProperty):
+                props = tree.args.get("properties")
+                extra = [exp.FileFormatProperty(this=exp.Var(this="PARQUET"))]
+                tree.set("properties", exp.Properties(expressions=(props.expressions if props else []) + extra))
+        out.append(tree.sql(dialect=dialect))
+        return out
+    return [tree.sql(dialect=dialect)]
+
+
+def statements(template: str, dialect: str = TEMPLATE_DIALECT, **context) -> list[str]:
+    """Render a template, check it with sqlglot, and return the statements that run it on `dialect`."""
+    if dialect == TEMPLATE_DIALECT:
+        return [templates.render_for(template, dialect, **context)]
+    return adapt(templates.parse(templates.render(template, **context)), dialect)
+
+
+def transpile(sql: str, dialect: str) -> list[str]:
+    """Already rendered template-dialect text (e.g. a UNION ALL of checked branches) for `dialect`."""
+    if dialect == TEMPLATE_DIALECT:
+        return [sql]
+    return adapt(templates.parse(sql), dialect)

@@ -1,0 +1,182 @@
+"""DuckDB: the embedded default engine. Templates are written in its dialect and run as written."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from .. import templates
+from ..errors import DataError, PolicyError
+from .base import SOURCE_VIEW, Backend
+
+MEMORY = ":memory:"
+
+
+class DuckDBBackend(Backend):
+    """A DuckDB connection (a file, or in memory)."""
+
+    engine = "duckdb"
+    dialect = "duckdb"
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None):
+        super().__init__()
+        self.con = con
+        self.path = path
+
+    def describe(self) -> str:
+        return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
+
+    # -- running templates (the hot path: no transpiling, no extra statement) -----------------
+    def sql(self, template: str, **context) -> str:
+        return templates.render_for(template, self.dialect, **context)
+
+    def _cursor(self, template: str, params, context):
+        sql = templates.render_for(template, self.dialect, **context)
+        if self.log is not None:
+            self.log.append(sql)
+        t = time.perf_counter()
+        try:
+            cur = self.con.execute(sql, params) if params else self.con.execute(sql)
+        except duckdb.Error as e:
+            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+        self.statements += 1
+        self.seconds += time.perf_counter() - t
+        return cur
+
+    # each call consumes its whole result: DuckDB refuses new work on a connection with a pending one
+    def execute(self, template: str, params=None, **context) -> None:
+        self._cursor(template, params, context).fetchall()
+
+    def fetchall(self, template: str, params=None, **context) -> list[tuple]:
+        return self._cursor(template, params, context).fetchall()
+
+    def fetchone(self, template: str, params=None, **context) -> tuple | None:
+        rows = self._cursor(template, params, context).fetchall()
+        return rows[0] if rows else None
+
+    def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
+        return self._cursor(template, params, context).fetchnumpy()
+
+    def fetchdf(self, template: str, params=None, **context) -> pd.DataFrame:
+        return self._cursor(template, params, context).df()
+
+    def _run_sql(self, sql: str, params, want: str | None, template: str):
+        try:
+            cur = self.con.execute(sql, params) if params else self.con.execute(sql)
+            if want == "numpy":
+                return cur.fetchnumpy()
+            rows = cur.fetchall()
+        except duckdb.Error as e:
+            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+        return rows if want == "rows" else None
+
+    # -- small tables from Python (mapping tables: one row per base value) --------------------
+    def create_table_from_frame(self, name: str, frame: pd.DataFrame, temp: bool = True) -> None:
+        view = f"__sqlanon_frame_{id(frame)}"
+        self.con.register(view, frame)
+        try:
+            self.execute("create_table_as_relation.sql", name=name, relation=view, temp=temp, replace=True)
+        finally:
+            self.con.unregister(view)
+
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        cur = self._cursor("describe_relation.sql", None, {"relation": relation})
+        cols = [(d[0], str(d[1])) for d in cur.description]
+        cur.fetchall()
+        return cols
+
+    def relation_kind(self, name: str) -> str | None:
+        row = self.fetchone("relation_kind.sql", [name])
+        return row[0] if row and row[0] else None
+
+    def temporary_tables(self) -> list[str]:
+        return [name for (name,) in self.fetchall("temporary_tables.sql")]
+
+    def table_exists(self, name: str) -> bool:
+        return bool(self.fetchone("table_exists.sql", [name])[0])
+
+    def transaction(self):
+        return _Transaction(self.con)
+
+    # -- the source ---------------------------------------------------------------------------
+    def attach_source(self, source) -> str:
+        """Expose the policy's source as a temporary view `__sqlanon_source`; return the view name.
+
+        The source is only read: a DuckDB file other than the output database is attached read-only,
+        CSV/Parquet files are read through DuckDB's readers, a query runs as a subquery of the view.
+        """
+        con = self.con
+        try:
+            con.unregister(SOURCE_VIEW)
+            if source.kind in ("csv", "parquet"):
+                # registered, not create_view(): that one writes a persistent view into the database file
+                self.execute("drop_relation.sql", name=SOURCE_VIEW, kind="VIEW")
+                reader = con.read_csv if source.kind == "csv" else con.read_parquet
+                con.register(SOURCE_VIEW, reader(str(source.path)))
+            elif source.kind == "query":
+                tree = templates.parse(source.query)
+                if not isinstance(tree, templates.exp.Query):
+                    raise PolicyError("source.query", "must be one SELECT statement")
+                self.execute("create_source_view.sql", view=SOURCE_VIEW, query=tree.sql("duckdb"))
+            else:
+                relation = [source.table]
+                if source.database is not None and (self.path is None or
+                                                    source.database.resolve() != self.path.resolve()):
+                    catalog = "__sqlanon_src"
+                    attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+                    if catalog not in attached:
+                        con.execute(f"ATTACH ? AS {templates.ident(catalog)} (READ_ONLY)", [str(source.database)])
+                    relation = [catalog, "main", source.table]
+                exists = self.fetchone("relation_exists.sql", [relation[0] if len(relation) == 3 else None,
+                                                               source.table])[0]
+                if not exists:
+                    raise DataError(f"source table '{source.table}' does not exist"
+                                    + (f" in {source.database}" if source.database else ""))
+                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                             query="SELECT * FROM " + templates.qualified(*relation))
+        except duckdb.Error as e:
+            raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
+        return SOURCE_VIEW
+
+    def view_source(self, source) -> str | None:
+        if source.kind == "table" and (source.database is None or (
+                self.path and source.database.resolve() == self.path.resolve())):
+            return source.table
+        return None
+
+    # -- exports --------------------------------------------------------------------------------
+    def export(self, relation: str, path: Path, fmt: str) -> None:
+        rel = self.con.table(templates.ident(relation))
+        if fmt == "parquet":
+            rel.write_parquet(str(path))
+        else:
+            rel.write_csv(str(path), header=True)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class _Transaction:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN TRANSACTION")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.con.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False
+
+
+def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
+    """Open (or create) a DuckDB database file; ":memory:" for an in-memory database."""
+    in_memory = str(db) == MEMORY
+    try:
+        con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
+    except duckdb.Error as e:
+        raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
+    return DuckDBBackend(con, None if in_memory else Path(db))

@@ -1,0 +1,268 @@
+"""PostgreSQL through psycopg 3: a real server, the same templates transpiled by sqlglot.
+
+Connection: `source: {engine: postgres, dsn_env: VAR, table: NAME}`; the environment variable VAR
+holds a libpq connection string or URL (``postgresql://user@host:5432/db``); a password may be in it,
+in a separate variable named by `password_env`, or in libpq's own PGPASSWORD / ~/.pgpass. Neither
+the connection string nor the password is written to the manifest or to a message.
+
+What differs from DuckDB:
+
+- mapping tables and suppressed blocks go in by COPY (CSV over the connection), then ANALYZE;
+- work tables are session temporary tables (they vanish with the connection), with ANALYZE after
+  each CREATE so the planner knows their size (autovacuum never analyzes temporary tables);
+- the release is swapped in by a real transaction (PostgreSQL's DDL is transactional);
+- results arrive as rows and become numpy columns; SUM over BIGINT is NUMERIC in PostgreSQL, read
+  here as int (or float), not Decimal.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import templates
+from ..errors import DataError, PolicyError
+from . import dialects
+from .base import SOURCE_VIEW, Backend, frame_columns
+
+_TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "real": "FLOAT",
+          "double precision": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE", "text": "VARCHAR",
+          "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT", "float4": "FLOAT", "float8": "DOUBLE",
+          "bool": "BOOLEAN", "bpchar": "VARCHAR", "name": "VARCHAR", "timestamptz": "TIMESTAMP",
+          "uuid": "UUID", "json": "JSON", "jsonb": "JSON"}
+
+
+def _type_name(display: str) -> str:
+    """A PostgreSQL type as sqlanon names types (DuckDB's names)."""
+    d = display.lower()
+    if d in _TYPES:
+        return _TYPES[d]
+    for prefix, name in (("numeric", "DECIMAL"), ("character varying", "VARCHAR"), ("character", "VARCHAR"),
+                         ("varchar", "VARCHAR"), ("timestamp", "TIMESTAMP"), ("time", "TIME")):
+        if d.startswith(prefix):
+            return name + d[len(prefix):].upper() if name == "DECIMAL" else name
+    return display.upper()
+
+
+def _import_psycopg():
+    try:
+        import psycopg
+    except ImportError:
+        raise DataError("source.engine postgres needs the psycopg package: pip install 'sqlanon[engines]' "
+                        "(or pip install 'psycopg[binary]')") from None
+    return psycopg
+
+
+def _numeric_loader(psycopg):
+    from psycopg.adapt import Loader
+
+    class NumericAsNumber(Loader):
+        """NUMERIC as int when integral (SUM over BIGINT), float otherwise; never Decimal."""
+
+        def load(self, data):
+            text = bytes(data)
+            if text.lstrip(b"-").isdigit():
+                return int(text)
+            return float(text)
+
+    return NumericAsNumber
+
+
+class PostgresBackend(Backend):
+    """A psycopg connection in autocommit mode; `transaction()` opens a real transaction."""
+
+    engine = "postgres"
+    dialect = "postgres"
+
+    def __init__(self, con, owned: bool = True, where: str = "PostgreSQL", secrets: tuple[str, ...] = ()):
+        super().__init__()
+        self.psycopg = _import_psycopg()
+        self.con = con
+        self.owned = owned
+        self.where = where
+        self._secrets = tuple(s for s in secrets if s)
+        con.adapters.register_loader("numeric", _numeric_loader(self.psycopg))
+
+    @classmethod
+    def open(cls, source) -> "PostgresBackend":
+        psycopg = _import_psycopg()
+        from psycopg import conninfo
+        dsn = os.environ.get(source.dsn_env or "")
+        if not dsn:
+            raise PolicyError("source.dsn_env", f"environment variable {source.dsn_env} is not set; set it to a "
+                              "PostgreSQL connection string or URL, e.g. postgresql://user@host:5432/dbname")
+        kwargs = {}
+        if source.password_env:
+            password = os.environ.get(source.password_env)
+            if password is None:
+                raise PolicyError("source.password_env", f"environment variable {source.password_env} is not set")
+            kwargs["password"] = password
+        try:
+            info = conninfo.conninfo_to_dict(dsn)
+        except psycopg.Error:
+            raise PolicyError("source.dsn_env", f"environment variable {source.dsn_env} does not hold a valid "
+                              "PostgreSQL connection string or URL") from None
+        secrets = (info.get("password"), kwargs.get("password"), dsn)
+        where = _where(info)
+        try:
+            con = psycopg.connect(dsn, autocommit=True, connect_timeout=int(info.get("connect_timeout") or 10),
+                                  application_name="sqlanon", **kwargs)
+        except psycopg.Error as e:
+            raise DataError(f"cannot connect to PostgreSQL at {where}: {_first_line(e, secrets)}") from None
+        backend = cls(con, owned=True, where=where, secrets=secrets)
+        try:
+            for name, value in (source.settings or {}).items():
+                backend.fetchall("set_config.sql", [str(name), _setting(value)])
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+    def describe(self) -> str:
+        return f"PostgreSQL {self.where}"
+
+    # -- running statements ---------------------------------------------------------------------
+    def _run_sql(self, sql: str, params, want: str | None, template: str):
+        try:
+            with self.con.cursor() as cur:
+                cur.execute(sql, params or None)
+                if want is None:
+                    return None
+                rows = cur.fetchall() if cur.description else []
+                if want == "rows":
+                    return rows
+                names = [d.name for d in cur.description]
+        except self.psycopg.Error as e:
+            raise DataError(f"PostgreSQL refused a query ({template}): {_first_line(e, self._secrets)}") from None
+        if not rows:
+            return {n: np.array([]) for n in names}
+        return {n: np.asarray(col) for n, col in zip(names, zip(*rows))}
+
+    # -- small tables from Python: CREATE + COPY (CSV) -------------------------------------------
+    def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        cols = frame_columns(frame)
+        buf = io.StringIO()
+        # strings quoted (so an empty string is not NULL), numbers bare
+        frame.to_csv(buf, index=False, header=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+        self.execute("drop_relation.sql", name=name, kind="TABLE")
+        self.execute("create_table_columns.sql", name=name, columns=cols, temp=temp)
+        copy_sql, = dialects.statements("copy_from_stdin.sql", self.dialect, name=name, columns=[c for c, _ in cols])
+        try:
+            with self.con.cursor() as cur, cur.copy(copy_sql) as copy:
+                copy.write(buf.getvalue())
+        except self.psycopg.Error as e:
+            raise DataError(f"PostgreSQL refused the rows of {name}: {_first_line(e, self._secrets)}") from None
+        self.execute("analyze.sql", name=name)
+
+    # -- catalog ------------------------------------------------------------------------------------
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        sql, = dialects.statements("describe_relation.sql", self.dialect, relation=relation)
+        try:
+            with self.con.cursor() as cur:
+                cur.execute(sql)
+                return [(d.name, _type_name(d.type_display)) for d in cur.description]
+        except self.psycopg.Error as e:
+            raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
+                            f"{_first_line(e, self._secrets)}") from None
+
+    def relation_kind(self, name: str) -> str | None:
+        row = self.fetchone("relation_kind.sql", [name])
+        return row[0] if row and row[0] else None
+
+    def temporary_tables(self) -> list[str]:
+        return [name for (name,) in self.fetchall("temporary_tables_postgres.sql")]
+
+    def transaction(self):
+        return self.con.transaction()
+
+    # -- the source -------------------------------------------------------------------------------
+    def attach_source(self, source) -> str:
+        if source.kind == "table":
+            if self.relation_kind(source.table) is None:
+                schema = self.fetchone("current_schema.sql")[0]
+                raise DataError(f"source table '{source.table}' does not exist in PostgreSQL {self.where} "
+                                f"(schema {schema})")
+            query = "SELECT * FROM " + templates.ident(source.table)
+        elif source.kind == "query":
+            query = _query_for_template(source.query, "postgres")
+        else:
+            raise PolicyError("source", f"engine postgres reads a table or a query, not {source.kind}")
+        self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
+        return SOURCE_VIEW
+
+    # -- exports ------------------------------------------------------------------------------------
+    def export(self, relation: str, path: Path, fmt: str) -> None:
+        if fmt == "csv":
+            sql, = dialects.statements("copy_to_stdout.sql", self.dialect, relation=relation)
+            with open(path, "wb") as out, self.con.cursor() as cur, cur.copy(sql) as copy:
+                for block in copy:
+                    out.write(block)
+            return
+        _export_parquet(self, relation, path)
+
+    def close(self) -> None:
+        if self.owned and not self.con.closed:
+            self.con.close()
+
+
+def _export_parquet(b: PostgresBackend, relation: str, path: Path, batch: int = 100_000) -> None:
+    """Stream a relation into a Parquet file, `batch` rows at a time (a server-side cursor)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError("exporting to Parquet from PostgreSQL needs pyarrow: pip install pyarrow") from None
+    arrow = {"SMALLINT": pa.int16(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
+             "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us")}
+    cols = b.columns(relation)
+    schema = pa.schema([(c, pa.float64() if t.startswith("DECIMAL") else arrow.get(t, pa.string())) for c, t in cols])
+    sql, = dialects.statements("select_all.sql", b.dialect, relation=relation)
+    with b.con.transaction(), b.con.cursor(name="sqlanon_export") as cur, pq.ParquetWriter(str(path), schema) as w:
+        cur.execute(sql)
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                break
+            columns = list(zip(*rows))
+            w.write_table(pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)],
+                                   schema=schema))
+
+
+def _query_for_template(query: str, dialect: str) -> str:
+    """A source query in the engine's dialect, checked to be one SELECT, as template-dialect text."""
+    try:
+        tree = templates.parse(query, dialect)
+    except Exception as e:
+        raise PolicyError("source.query", f"is not valid SQL: {str(e).splitlines()[0]}") from None
+    if not isinstance(tree, templates.exp.Query):
+        raise PolicyError("source.query", "must be one SELECT statement")
+    return tree.sql(templates.TEMPLATE_DIALECT)
+
+
+def _setting(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _where(info: dict) -> str:
+    host = info.get("host") or info.get("hostaddr") or "(local socket)"
+    port = info.get("port") or "5432"
+    db = info.get("dbname") or info.get("user") or ""
+    user = info.get("user")
+    return f"{host}:{port}/{db}" + (f" as {user}" if user else "")
+
+
+def _first_line(e: Exception, secrets=()) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():
+        if line.strip():
+            text = line.strip()
+            break
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    return text

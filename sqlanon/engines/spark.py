@@ -1,0 +1,419 @@
+"""Spark SQL through pyspark's SparkSession: local mode on one machine, or any cluster URL.
+
+`source: {engine: spark, master: local[2], table: NAME}` (or `parquet: PATH`, `csv: PATH`,
+`query: SELECT ...`), with `conf: {spark.key: value}` for any Spark setting. The templates are the
+same as for DuckDB, transpiled by sqlglot; what Spark lacks is rewritten (`sqlanon.engines.dialects`):
+
+- no temporary tables: work tables (mapping tables, frequency sets) are cached temporary views,
+  computed once (`CACHE TABLE ... AS SELECT`, or a DataFrame from pandas, cached);
+- no REPLACE TABLE AS SELECT in the session catalog: DROP TABLE IF EXISTS, then CREATE TABLE ... USING
+  PARQUET AS SELECT;
+- no transactions: a release table is written under a temporary name and renamed over the old one
+  (the same protocol as on the other engines; on Spark the drop and the rename are two catalog calls,
+  not one atomic step), and a failed release drops what it created;
+- results come back as Arrow (`DataFrame.toArrow`) and become numpy columns.
+
+Tables live in the session catalog (`spark.sql.warehouse.dir`); with the default in-memory catalog
+they are forgotten when the session ends (their files stay), so set `conf: {spark.sql.catalogImplementation:
+hive}` or use `release.export` to keep a release from local mode.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .. import templates
+from ..errors import DataError, PolicyError
+from .base import SOURCE_VIEW, Backend, frame_columns
+
+DEFAULT_MASTER = "local[*]"
+
+# log4j 2 settings for a session sqlanon starts: Spark's own messages off the terminal (sqlanon reports
+# a failed statement itself, as one line)
+_QUIET_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+logger.sqlctx.name = SQLQueryContextLogger
+logger.sqlctx.level = off
+logger.spark.name = org.apache.spark
+logger.spark.level = fatal
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = fatal
+"""
+
+_TYPES = {"int": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT", "tinyint": "TINYINT", "double": "DOUBLE",
+          "float": "FLOAT", "string": "VARCHAR", "date": "DATE", "timestamp": "TIMESTAMP",
+          "timestamp_ntz": "TIMESTAMP", "boolean": "BOOLEAN", "binary": "BLOB"}
+
+
+def _type_name(simple: str) -> str:
+    if simple in _TYPES:
+        return _TYPES[simple]
+    if simple.startswith("decimal"):
+        return "DECIMAL" + simple[len("decimal"):]
+    if simple.startswith(("varchar", "char")):
+        return "VARCHAR"
+    return simple.upper()
+
+
+def quote(name: str) -> str:
+    """A Spark identifier for the catalog API: `name`, embedded backticks doubled."""
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+def _pyspark():
+    try:
+        import pyspark  # noqa: F401
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise DataError("source.engine spark needs the pyspark package (and Java 17): pip install "
+                        "'sqlanon[engines]' (or pip install pyspark)") from None
+    return SparkSession
+
+
+def _errors():
+    """The exception types a Spark call raises for a refused statement or a lost JVM."""
+    out = []
+    try:
+        from pyspark.errors import PySparkException
+        out.append(PySparkException)
+    except ImportError:   # pyspark < 3.4
+        from pyspark.sql.utils import AnalysisException, ParseException
+        out += [AnalysisException, ParseException]
+    try:
+        from py4j.protocol import Py4JError
+        out.append(Py4JError)
+    except ImportError:
+        pass
+    return tuple(out)
+
+
+def _first_line(e: Exception) -> str:
+    for line in str(e).strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return type(e).__name__
+
+
+def _check_master_reachable(master: str) -> None:
+    """A standalone master that does not answer would make Spark retry for a minute: ask first."""
+    if not master.startswith("spark://"):
+        return
+    errors = []
+    for hostport in master[len("spark://"):].split(","):
+        host, _, port = hostport.rpartition(":")
+        try:
+            with socket.create_connection((host or hostport, int(port or 7077)), timeout=5):
+                return
+        except (OSError, ValueError) as e:
+            errors.append(f"{hostport}: {getattr(e, 'strerror', None) or e}")
+    raise DataError(f"cannot reach the Spark master {master}: {'; '.join(errors)}")
+
+
+def build_session(master: str | None = None, conf: dict | None = None, app_name: str = "sqlanon"):
+    """A SparkSession (the running one if there is one: Spark allows one per process).
+
+    Returns (session, created): `created` is False when a session was already running, which sqlanon
+    then leaves running when it closes.
+    """
+    SparkSession = _pyspark()
+    master = master or DEFAULT_MASTER
+    _check_master_reachable(master)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    settings = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.session.timeZone": "UTC"}
+    if master.startswith("local"):
+        inside = master[len("local["):-1] if master.startswith("local[") and master.endswith("]") else "1"
+        first = inside.split(",")[0].strip()
+        n = (os.cpu_count() or 2) if first == "*" else int(first) if first.isdigit() else 2
+        # one partition per core: the work tables are small next to a cluster's, and fewer tasks cost less
+        settings.update({"spark.sql.shuffle.partitions": str(max(2, n)), "spark.ui.enabled": "false",
+                         "spark.default.parallelism": str(max(2, n))})
+    settings.update({str(k): _conf_value(k, v) for k, v in (conf or {}).items()})
+    log4j = None
+    if "spark.driver.extraJavaOptions" not in settings:
+        fd, log4j = tempfile.mkstemp(prefix="sqlanon-log4j2-", suffix=".properties")
+        with os.fdopen(fd, "w") as f:
+            f.write(_QUIET_LOG4J)
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    log = _jvm_log()
+    try:
+        with _output_to(log):     # the JVM's own startup chatter (and later output) goes to a log file
+            session = builder.getOrCreate()
+    except Exception as e:   # no Java, a bad setting, a cluster that refuses: one line
+        raise DataError(f"cannot start Spark ({master}): {_first_line(e)} (Spark's output: {log})") from None
+    finally:
+        if log4j:
+            os.unlink(log4j)      # read once, at the JVM's start
+    os.unlink(log)                # started: nobody needs the startup chatter (the JVM keeps writing to nowhere)
+    return session, True
+
+
+def _jvm_log() -> str:
+    fd, path = tempfile.mkstemp(prefix="sqlanon-spark-", suffix=".log")
+    os.close(fd)
+    return path
+
+
+@contextlib.contextmanager
+def _output_to(path: str):
+    """Point file descriptors 1 and 2 at `path` while the JVM starts (it inherits them), then restore."""
+    import sys
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+    saved = []
+    try:
+        saved = [os.dup(1), os.dup(2)]
+    except OSError:        # no usable descriptors (an embedded interpreter): leave the output alone
+        yield
+        return
+    target = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+def _conf_value(key: str, v) -> str:
+    if isinstance(v, dict):       # {env: VARIABLE}: a secret kept out of the policy (and the manifest)
+        value = os.environ.get(v["env"])
+        if value is None:
+            raise PolicyError(f"source.conf.{key}.env", f"environment variable {v['env']} is not set")
+        return value
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class SparkBackend(Backend):
+    """A SparkSession. Work tables are cached temporary views, dropped again by `close`."""
+
+    engine = "spark"
+    dialect = "spark"
+
+    def __init__(self, spark, owned: bool = False):
+        super().__init__()
+        _pyspark()
+        self.spark = self.con = spark
+        self.owned = owned
+        self._errors = _errors()
+        self._frames: dict[str, object] = {}     # temporary views made from pandas frames (cached DataFrames)
+
+    @classmethod
+    def open(cls, source) -> "SparkBackend":
+        session, created = build_session(source.master, source.conf)
+        return cls(session, owned=created)
+
+    def describe(self) -> str:
+        try:
+            return f"Spark {self.spark.sparkContext.master}"
+        except Exception:
+            return "Spark"
+
+    # -- running statements ---------------------------------------------------------------------
+    def _run_sql(self, sql: str, params, want: str | None, template: str):
+        try:
+            df = self.spark.sql(sql, args=list(params)) if params else self.spark.sql(sql)
+            if want is None:
+                return None       # commands (CREATE, DROP, CACHE) run eagerly in spark.sql
+            if want == "rows":
+                return [tuple(r) for r in df.collect()]
+            return _numpy_columns(df)
+        except self._errors as e:
+            raise DataError(f"Spark refused a query ({template}): {_first_line(e)}") from None
+
+    # -- small tables from Python: a DataFrame from pandas (Arrow), cached as a view ---------------
+    def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        from pyspark.sql import types as T
+        kinds = {"INTEGER": T.IntegerType(), "BIGINT": T.LongType(), "DOUBLE": T.DoubleType(),
+                 "BOOLEAN": T.BooleanType(), "VARCHAR": T.StringType(), "TIMESTAMP": T.TimestampType()}
+        schema = T.StructType([T.StructField(c, kinds[t], True) for c, t in frame_columns(frame)])
+        try:
+            df = self.spark.createDataFrame(frame, schema=schema)
+            if temp:
+                self._drop_temp(name)
+                df = df.cache()
+                df.count()
+                df.createOrReplaceTempView(name)
+                self._frames[name] = df
+                return
+            view = f"__sqlanon_frame_{id(frame)}"
+            df.createOrReplaceTempView(view)
+            try:
+                self.execute("create_table_as_relation.sql", name=name, relation=view, temp=False, replace=True)
+            finally:
+                self.spark.catalog.dropTempView(view)
+        except self._errors as e:
+            raise DataError(f"Spark refused the rows of {name}: {_first_line(e)}") from None
+
+    def _drop_temp(self, name: str) -> None:
+        old = self._frames.pop(name, None)
+        self.spark.catalog.dropTempView(name)
+        if old is not None:
+            old.unpersist()
+
+    # -- catalog ------------------------------------------------------------------------------------
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        sql = self.sql("describe_relation.sql", relation=relation)
+        try:
+            schema = self.spark.sql(sql).schema
+        except self._errors as e:
+            raise DataError(f"Spark refused a query (describe_relation.sql): {_first_line(e)}") from None
+        return [(f.name, _type_name(f.dataType.simpleString())) for f in schema.fields]
+
+    def relation_kind(self, name: str) -> str | None:
+        try:
+            if not self.spark.catalog.tableExists(quote(name)):
+                return None
+            table = self.spark.catalog.getTable(quote(name))
+        except self._errors as e:
+            raise DataError(f"Spark cannot look up {name}: {_first_line(e)}") from None
+        return "VIEW" if (table.tableType or "").upper() in ("VIEW", "TEMPORARY") else "TABLE"
+
+    def drop_relation(self, name: str) -> None:
+        super().drop_relation(name)
+        orphan = self._orphaned_location(name)
+        if orphan is not None:
+            orphan[0].delete(orphan[1], True)
+
+    def _orphaned_location(self, name: str):
+        """The files of a managed table an in-memory catalog forgot (it lives as long as its session).
+
+        Spark refuses to create a table over an existing location; with the in-memory catalog a release
+        written by an earlier session leaves exactly that. Dropping the release name must then remove
+        them, as DROP TABLE would have. Returns (Hadoop FileSystem, Path) or None.
+        """
+        conf = self.spark.conf
+        if conf.get("spark.sql.catalogImplementation", "in-memory") != "in-memory":
+            return None
+        if self.spark.catalog.tableExists(quote(name)):
+            return None
+        warehouse = conf.get("spark.sql.warehouse.dir").rstrip("/")
+        db = self.spark.catalog.currentDatabase()
+        location = f"{warehouse}/{name.lower()}" if db == "default" else f"{warehouse}/{db}.db/{name.lower()}"
+        jvm = self.spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        fs = path.getFileSystem(self.spark._jsc.hadoopConfiguration())
+        return (fs, path) if fs.exists(path) else None
+
+    def temporary_tables(self) -> list[str]:
+        return [t.name for t in self.spark.catalog.listTables() if t.isTemporary]
+
+    def transaction(self):
+        return _DropOnFailure(self)
+
+    def _tables(self) -> set[str]:
+        return {t.name for t in self.spark.catalog.listTables() if not t.isTemporary}
+
+    # -- the source -------------------------------------------------------------------------------
+    def attach_source(self, source) -> str:
+        try:
+            if source.kind == "table":
+                if self.relation_kind(source.table) is None:
+                    db = self.spark.catalog.currentDatabase()
+                    raise DataError(f"source table '{source.table}' does not exist in the Spark catalog "
+                                    f"(database {db})")
+                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                             query="SELECT * FROM " + templates.ident(source.table))
+            elif source.kind in ("parquet", "csv"):
+                location = source.url or str(source.path)
+                reader = self.spark.read
+                if source.kind == "csv":
+                    reader = reader.option("header", "true").option("inferSchema", "true")
+                df = reader.parquet(location) if source.kind == "parquet" else reader.csv(location)
+                df.createOrReplaceTempView(SOURCE_VIEW)
+            elif source.kind == "query":
+                from .postgres import _query_for_template
+                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                             query=_query_for_template(source.query, "spark"))
+            else:
+                raise PolicyError("source", f"engine spark reads a table, parquet, csv or a query, not {source.kind}")
+        except self._errors as e:
+            raise DataError(f"cannot read source {source.label}: {_first_line(e)}") from None
+        return SOURCE_VIEW
+
+    # -- exports ------------------------------------------------------------------------------------
+    def export(self, relation: str, path: Path, fmt: str) -> None:
+        """One file, written by Spark (one partition) next to `path` and moved into place.
+
+        The folder must be one the driver and the executors share (always so in local mode).
+        """
+        staging = path.with_name(path.name + ".sqlanon_dir")
+        try:
+            writer = self.spark.table(quote(relation)).coalesce(1).write.mode("overwrite").format(fmt)
+            if fmt == "csv":
+                writer = writer.option("header", "true")
+            writer.save(str(staging))
+            parts = sorted(p for p in staging.glob("part-*") if not p.name.endswith(".crc"))
+            if len(parts) != 1:
+                raise DataError(f"Spark wrote {len(parts)} files for {path.name}; expected one")
+            shutil.move(str(parts[0]), str(path))
+        except self._errors as e:
+            raise DataError(f"cannot write {path}: {_first_line(e)}") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def close(self) -> None:
+        try:
+            for t in self.spark.catalog.listTables():
+                if t.isTemporary and t.name.startswith("__sqlanon"):
+                    self.spark.catalog.dropTempView(t.name)   # also uncaches it
+            for df in self._frames.values():
+                df.unpersist()
+            self._frames.clear()
+        except Exception:   # a session already stopped
+            pass
+        if self.owned:
+            self.spark.stop()
+
+
+class _DropOnFailure:
+    """Spark has no transactions: tables created inside the block are dropped again if it fails."""
+
+    def __init__(self, backend: SparkBackend):
+        self.b = backend
+
+    def __enter__(self):
+        self.before = self.b._tables()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            for name in sorted(self.b._tables() - self.before):
+                try:
+                    self.b.execute("drop_relation.sql", name=name, kind=self.b.relation_kind(name))
+                except Exception:
+                    pass
+        return False
+
+
+def _numpy_columns(df) -> dict[str, np.ndarray]:
+    if hasattr(df, "toArrow"):          # Spark 4
+        table = df.toArrow()
+        return {name: table.column(i).to_numpy() for i, name in enumerate(table.column_names)}
+    frame = df.toPandas()               # Spark 3.5: through Arrow when spark.sql.execution.arrow is on
+    return {c: frame[c].to_numpy() for c in frame.columns}

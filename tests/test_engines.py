@@ -1,0 +1,568 @@
+"""The same policy on DuckDB, PostgreSQL and Spark: the same minimal nodes, chosen node, metrics and rows.
+
+The tests start what they need: a throwaway PostgreSQL server from Debian's `postgresql` package
+(initdb + pg_ctl on 127.0.0.1, a free port, a temporary data directory, password authentication) and a
+local-mode SparkSession (pyspark from PyPI, Java 17). On a machine without them these tests skip with a
+message saying how to enable them; with CI=true (as `.ci/run` runs) they fail instead of skipping.
+"""
+from __future__ import annotations
+
+import collections
+import glob
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sqlanon.anonymizer import Anonymization
+from sqlanon.cli import main
+from sqlanon.engines import dialects
+from sqlanon.errors import DataError, PolicyError
+from sqlanon.policy import load_policy
+
+from conftest import ADULT, HOSPITAL, adult_policy
+
+IN_CI = os.environ.get("CI", "").strip().lower() == "true"
+PG_ENV = "SQLANON_TEST_PG_DSN"
+PG_PASSWORD = "s3cr3t-Pw.for-tests"
+HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                "nationality": {"hierarchy": "suppress"}}
+ADULT_4 = ["age", "sex", "race", "marital_status"]
+
+
+def unavailable(what: str, how: str):
+    """Skip (or, in CI, fail) with a message that says how to enable the tests."""
+    message = f"{what} is not available here: {how}"
+    if IN_CI:
+        pytest.fail(message + " (CI=true: the engine tests must run, not skip)", pytrace=False)
+    pytest.skip(message)
+
+
+# -- a throwaway PostgreSQL server ------------------------------------------------------------------
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PostgresServer:
+    """initdb + pg_ctl in a temporary directory, as the `postgres` user when the tests run as root."""
+
+    def __init__(self, bindir: Path):
+        self.bindir = bindir
+        self.dir = Path(tempfile.mkdtemp(prefix="sqlanon-pg-"))
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError:
+                raise RuntimeError("running as root and there is no 'postgres' user to run the server as") from None
+            runuser = shutil.which("runuser")
+            if runuser is None:
+                raise RuntimeError("running as root and runuser is missing")
+            os.chown(self.dir, user.pw_uid, user.pw_gid)
+            self.as_user = [runuser, "-u", "postgres", "--"]
+            self.uid, self.gid = user.pw_uid, user.pw_gid
+        pwfile = self.dir / "pw"
+        pwfile.write_text(PG_PASSWORD + "\n")
+        if self.as_user:
+            os.chown(pwfile, self.uid, self.gid)
+        self._cmd([self.bindir / "initdb", "-D", self.dir / "data", "-U", "sqlanon", "-A", "scram-sha-256",
+                   "--pwfile", pwfile, "-E", "UTF8", "--locale=C", "--no-sync"])
+        pwfile.unlink()
+        for attempt in range(3):
+            self.port = _free_port()
+            options = (f"-h 127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off -c full_page_writes=off "
+                       "-c synchronous_commit=off")
+            try:
+                self._cmd([self.bindir / "pg_ctl", "-D", self.dir / "data", "-l", self.dir / "log", "-o", options,
+                           "-w", "-t", "60", "start"])
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+
+    def _cmd(self, args):
+        done = subprocess.run(self.as_user + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            log = (self.dir / "log").read_text()[-2000:] if (self.dir / "log").exists() else ""
+            raise RuntimeError(f"{Path(str(args[0])).name} failed: {done.stderr.strip()[-2000:]} {log}")
+
+    def dsn(self, dbname: str = "postgres", password: str = PG_PASSWORD, port: int | None = None) -> str:
+        return f"postgresql://sqlanon:{password}@127.0.0.1:{port or self.port}/{dbname}"
+
+    def stop(self):
+        try:
+            self._cmd([self.bindir / "pg_ctl", "-D", self.dir / "data", "-m", "immediate", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _frames():
+    con = duckdb.connect()
+    adult = con.execute("SELECT * FROM read_parquet(?)", [str(ADULT / "adult.parquet")]).df()
+    hospital = con.execute("SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")]).df()
+    con.close()
+    return {"adult": adult, "hospital": hospital}
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server with the tables adult and hospital in database `sqlanon`; the DSN in $SQLANON_TEST_PG_DSN."""
+    try:
+        import psycopg
+    except ImportError:
+        unavailable("psycopg", "pip install 'psycopg[binary]' (it is in the test extra: pip install '.[test]')")
+    bindir = _pg_bin()
+    if bindir is None:
+        unavailable("a PostgreSQL server", "install Debian's postgresql package (apt-get install postgresql; "
+                    ".ci/run does this) so that /usr/lib/postgresql/*/bin/initdb exists")
+    try:
+        server = PostgresServer(bindir)
+    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+        unavailable("a PostgreSQL server", f"starting one failed: {e}")
+    try:
+        with psycopg.connect(server.dsn(), autocommit=True) as con:
+            con.execute("CREATE DATABASE sqlanon")
+        from sqlanon.engines.postgres import PostgresBackend
+        with psycopg.connect(server.dsn("sqlanon"), autocommit=True) as con:
+            b = PostgresBackend(con, owned=False)
+            for name, frame in _frames().items():
+                b.create_table_from_frame(name, frame, temp=False)
+        server.main_dsn = server.dsn("sqlanon")
+        old = os.environ.get(PG_ENV)
+        os.environ[PG_ENV] = server.main_dsn
+        yield server
+        if old is None:
+            os.environ.pop(PG_ENV, None)
+        else:
+            os.environ[PG_ENV] = old
+    finally:
+        server.stop()
+
+
+def _pg_tables(server) -> list[str]:
+    import psycopg
+    with psycopg.connect(server.main_dsn, autocommit=True) as con:
+        return sorted(r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'").fetchall())
+
+
+# -- a local SparkSession -------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] SparkSession with the tables adult and hospital, its warehouse in a temporary folder."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        unavailable("pyspark", "pip install pyspark (it is in the test extra: pip install '.[test]'); Spark also "
+                    "needs Java 17 (apt-get install openjdk-17-jre-headless)")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        unavailable("Java", "Spark needs Java 17: apt-get install openjdk-17-jre-headless")
+    from sqlanon.engines.spark import build_session
+    warehouse = tempfile.mkdtemp(prefix="sqlanon-spark-warehouse-")
+    try:
+        session, created = build_session("local[2]", {"spark.sql.warehouse.dir": warehouse,
+                                                      "spark.driver.memory": "1g"})
+    except DataError as e:
+        shutil.rmtree(warehouse, ignore_errors=True)
+        unavailable("Spark", f"a local session did not start: {e}")
+    try:
+        session.read.parquet(str(ADULT / "adult.parquet")).write.saveAsTable("adult")
+        session.createDataFrame(_frames()["hospital"]).write.saveAsTable("hospital")
+        yield session
+    finally:
+        if created:
+            session.stop()
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+
+# -- running one policy on one engine ----------------------------------------------------------------
+
+def _source(engine: str, table: str) -> dict:
+    if engine == "duckdb":
+        return ({"parquet": str(ADULT / "adult.parquet"), "table": "adult"} if table == "adult"
+                else {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"})
+    if engine == "postgres":
+        return {"engine": "postgres", "dsn_env": PG_ENV, "table": table}
+    return {"engine": "spark", "master": "local[2]", "table": table}
+
+
+def _hospital_policy(engine: str, privacy: dict, **release) -> dict:
+    return {"source": _source(engine, "hospital"), "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"],
+            "privacy": privacy, "utility": "discernibility", "release": {"name": "hospital_rel", **release}}
+
+
+def _outcome(policy: dict, base_dir: Path, db=None) -> dict:
+    """Everything the engines must agree on, from one full run."""
+    with Anonymization(load_policy(policy, base_dir=base_dir), db=db if db is not None else ":memory:") as run:
+        result = run.search()
+        run.score_minimal()
+        run.choose()
+        run.materialize()
+        name = run.policy.release.name
+        rows = run.backend.fetchall("select_all.sql", relation=name)
+        return {
+            "minimal": sorted(tuple(sorted(c.levels.items())) for c in run.candidates),
+            "metrics": {tuple(sorted(c.levels.items())): c.metrics for c in run.candidates},
+            "chosen": dict(run.chosen.levels),
+            "classes": run.chosen.result.classes,
+            "suppressed": run.chosen.result.suppressed_rows,
+            "privacy": run.achieved(run.chosen.result),
+            "rows": collections.Counter(tuple(str(v) for v in row) for row in rows),
+            "evaluated": result.evaluated,
+            "columns": [c for c, _ in run.backend.columns(name)],
+            "engine": run.backend.engine,
+        }
+
+
+def _close(got: dict, want: dict, what) -> None:
+    """Equal dicts, numbers within float tolerance (sums may add up in another order on another engine)."""
+    assert got.keys() == want.keys(), what
+    for key, value in want.items():
+        if isinstance(value, float) and isinstance(got[key], (int, float)):
+            assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-9), (what, key)
+        else:
+            assert got[key] == value, (what, key)
+
+
+def _assert_same(got: dict, want: dict):
+    assert got["minimal"] == want["minimal"]
+    assert got["chosen"] == want["chosen"]
+    assert (got["classes"], got["suppressed"]) == (want["classes"], want["suppressed"])
+    assert got["evaluated"] == want["evaluated"]
+    assert got["metrics"].keys() == want["metrics"].keys()
+    for node, metrics in want["metrics"].items():
+        _close(got["metrics"][node], metrics, node)
+    _close(got["privacy"], want["privacy"], "privacy")
+    assert got["columns"] == want["columns"]
+    assert got["rows"] == want["rows"]           # the released rows, as a multiset
+
+
+HOSPITAL_CASES = {"k=4": {"k": 4}, "k=5 with suppression": {"k": 5, "max_suppression": 0.35},
+                  "entropy 2-diverse": {"l_diversity": {"variant": "entropy", "l": 2}}}
+
+
+@pytest.fixture(scope="module")
+def duckdb_hospital(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hospital")
+    return {name: _outcome(_hospital_policy("duckdb", privacy), base) for name, privacy in HOSPITAL_CASES.items()}
+
+
+@pytest.mark.parametrize("case", list(HOSPITAL_CASES))
+def test_hospital_postgres_equals_duckdb(postgres, duckdb_hospital, tmp_path, case):
+    want = duckdb_hospital[case]
+    got = _outcome(_hospital_policy("postgres", HOSPITAL_CASES[case]), tmp_path)
+    assert got["engine"] == "postgres"
+    _assert_same(got, want)
+    if case == "k=4":     # Figure 2 of the TKDD paper, and its three 4-row blocks
+        assert want["chosen"] == {"zip_code": 1, "age": 1, "nationality": 1}
+        assert sum(want["rows"].values()) == 12
+    if "suppression" in case:
+        assert want["suppressed"] > 0, "this case is meant to exercise suppression"
+
+
+def test_hospital_spark_equals_duckdb(spark, duckdb_hospital, tmp_path):
+    for case in ("k=4", "k=5 with suppression"):
+        got = _outcome(_hospital_policy("spark", HOSPITAL_CASES[case]), tmp_path)
+        assert got["engine"] == "spark"
+        _assert_same(got, duckdb_hospital[case])
+    # a view release (its mapping tables and suppressed blocks persisted beside it) has the same rows
+    view = _outcome(_hospital_policy("spark", HOSPITAL_CASES["k=5 with suppression"], materialize="view"), tmp_path)
+    assert view["rows"] == duckdb_hospital["k=5 with suppression"]["rows"]
+    assert spark.catalog.getTable("hospital_rel").tableType == "VIEW"
+
+
+ADULT_PRIVACY = {"k": 6, "max_suppression": 0.02}
+
+
+@pytest.fixture(scope="module")
+def duckdb_adult(tmp_path_factory):
+    return _outcome(adult_policy(ADULT_4, ADULT_PRIVACY, source=_source("duckdb", "adult")),
+                    tmp_path_factory.mktemp("adult"))
+
+
+def test_adult_postgres_equals_duckdb(postgres, duckdb_adult, tmp_path):
+    got = _outcome(adult_policy(ADULT_4, ADULT_PRIVACY, source=_source("postgres", "adult")), tmp_path)
+    _assert_same(got, duckdb_adult)
+    assert duckdb_adult["suppressed"] > 0 and sum(got["rows"].values()) == 45222 - got["suppressed"]
+
+
+def test_adult_spark_equals_duckdb(spark, duckdb_adult, tmp_path):
+    got = _outcome(adult_policy(ADULT_4, ADULT_PRIVACY, source=_source("spark", "adult")), tmp_path)
+    _assert_same(got, duckdb_adult)
+
+
+def test_adult_eight_quasi_identifiers_postgres_equals_duckdb(postgres, tmp_path):
+    """The full Adult lattice (4,320 nodes), t-closeness: the search, not the scoring, is what is compared."""
+    def search(engine):
+        policy = adult_policy(8, {"k": 5, "t_closeness": {"t": 0.3, "distance": "equal"}},
+                              source=_source(engine, "adult"))
+        with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+            result = run.search()
+            return sorted(result.minimal), result.evaluated, run.fs.rows
+    assert search("postgres") == search("duckdb")
+
+
+# -- sources, releases and exports on the other engines ---------------------------------------------
+
+def test_postgres_query_source_and_view_release(postgres, tmp_path):
+    query = "SELECT * FROM hospital WHERE age > 0"
+    table = _outcome(_hospital_policy("postgres", {"k": 4}), tmp_path)
+    policy = _hospital_policy("postgres", {"k": 4}, materialize="view")
+    view = _outcome(policy, tmp_path)
+    assert view["rows"] == table["rows"]
+    # a second view release over the first (PostgreSQL tracks the view's dependence on its mapping tables)
+    again = _outcome(policy, tmp_path)
+    assert again["rows"] == table["rows"]
+    by_query = dict(_hospital_policy("postgres", {"k": 4}), source={"engine": "postgres", "dsn_env": PG_ENV,
+                                                                     "query": query})
+    assert _outcome(by_query, tmp_path)["rows"] == table["rows"]
+    assert "hospital_rel__sqlanon_tmp" not in _pg_tables(postgres)
+
+
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_exports_equal_duckdb_exports(request, engine, tmp_path):
+    request.getfixturevalue("postgres" if engine == "postgres" else "spark")
+    files = {}
+    for e in ("duckdb", engine):
+        out = [str(tmp_path / f"{e}.parquet"), str(tmp_path / f"{e}.csv")]
+        policy = _hospital_policy(e, HOSPITAL_CASES["k=5 with suppression"], export=out)
+        with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+            run.choose()
+            outputs = run.materialize()
+        assert [o.kind for o in outputs] == ["table", "parquet", "csv"]
+        files[e] = out
+    con = duckdb.connect()
+    for i, reader in enumerate(("read_parquet", "read_csv")):
+        a, b = (sorted(tuple(map(str, r)) for r in con.execute(f"SELECT * FROM {reader}(?)", [files[e][i]]).fetchall())
+                for e in ("duckdb", engine))
+        assert a == b and len(a) == 8, reader
+    assert not list(tmp_path.glob("*.sqlanon_*")), "staging files left behind"
+
+
+def test_spark_parquet_and_csv_sources(spark, duckdb_hospital, tmp_path):
+    parquet = tmp_path / "hospital.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_csv('{HOSPITAL / 'hospital.csv'}')) TO '{parquet}' "
+                             "(FORMAT parquet)")
+    for src in ({"parquet": str(parquet)}, {"csv": str(HOSPITAL / "hospital.csv")}):
+        policy = dict(_hospital_policy("spark", {"k": 4}), source={"engine": "spark", "master": "local[2]", **src})
+        _assert_same(_outcome(policy, tmp_path), duckdb_hospital["k=4"])
+
+
+def test_duckdb_file_sources_leave_only_the_release_in_the_database(tmp_path):
+    for kind, path in (("csv", HOSPITAL / "hospital.csv"), ("parquet", ADULT / "adult.parquet")):
+        db = tmp_path / f"{kind}.duckdb"
+        policy = (_hospital_policy("duckdb", {"k": 4}) if kind == "csv" else
+                  adult_policy(3, {"k": 6}, release={"name": "hospital_rel"}))
+        _outcome(policy, tmp_path, db=db)
+        con = duckdb.connect(str(db), read_only=True)
+        assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [("hospital_rel",)]
+        con.close()
+
+
+# -- bad input: one line, exit 2, nothing left behind ------------------------------------------------
+
+def _write_policy(tmp_path, policy: dict) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy, sort_keys=False))
+    return path
+
+
+def _cli(args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, env=env)
+
+
+def _one_line_error(result, needle: str):
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sqlanon: error:"), result.stderr
+    assert needle in lines[0], lines[0]
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_postgres_bad_input_is_one_line_and_leaves_nothing(postgres, tmp_path):
+    before = _pg_tables(postgres)
+    policy = _write_policy(tmp_path, _hospital_policy("postgres", {"k": 4}))
+    closed = _free_port()
+    cases = {
+        "unreachable server": ({PG_ENV: postgres.dsn("sqlanon", port=closed)}, "cannot connect to PostgreSQL"),
+        "wrong credentials": ({PG_ENV: postgres.dsn("sqlanon", password="not-the-password")},
+                              "password authentication failed"),
+        "missing database": ({PG_ENV: postgres.dsn("nope")}, 'database "nope" does not exist'),
+        "variable not set": ({PG_ENV: None}, f"environment variable {PG_ENV} is not set"),
+        "not a DSN": ({PG_ENV: "this is = not a dsn"}, "not hold a valid PostgreSQL connection string"),
+    }
+    for case, (env, needle) in cases.items():
+        line = _one_line_error(_cli(["anonymize", policy, "-q"], env=env), needle)
+        assert PG_PASSWORD not in line and "not-the-password" not in line, case
+    missing = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 4}),
+                                           source={"engine": "postgres", "dsn_env": PG_ENV, "table": "nope"}))
+    _one_line_error(_cli(["anonymize", missing, "-q"]), "source table 'nope' does not exist")
+    column = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 4}),
+                                          quasi_identifiers={**HOSPITAL_QIS, "agee": {"hierarchy": "suppress"}}))
+    _one_line_error(_cli(["anonymize", column, "-q"]), "agee")
+    assert _pg_tables(postgres) == before
+
+
+def test_postgres_failed_swap_keeps_the_previous_release(postgres, tmp_path, monkeypatch):
+    policy = load_policy(_hospital_policy("postgres", {"k": 4}, name="swap_rel"), base_dir=tmp_path)
+    with Anonymization(policy) as run:
+        run.choose()
+        run.materialize()
+        before = sorted(run.backend.fetchall("select_all.sql", relation="swap_rel"))
+        real = run.backend.execute
+
+        def failing(template, params=None, **ctx):
+            if template == "rename_table.sql":
+                raise DataError("disk full")
+            return real(template, params, **ctx)
+
+        monkeypatch.setattr(run.backend, "execute", failing)
+        with pytest.raises(DataError):
+            run.materialize()
+        assert sorted(run.backend.fetchall("select_all.sql", relation="swap_rel")) == before
+    assert "swap_rel" in _pg_tables(postgres) and "swap_rel__sqlanon_tmp" not in _pg_tables(postgres)
+
+
+def test_manifest_names_the_variable_not_the_secret(postgres, tmp_path):
+    policy = _write_policy(tmp_path, _hospital_policy("postgres", {"k": 4}, name="manifest_rel"))
+    out = tmp_path / "m.json"
+    result = _cli(["anonymize", policy, "--json", out])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    for secret in (PG_PASSWORD, postgres.main_dsn):
+        assert secret not in text and secret not in result.output
+    assert f":{postgres.port}" not in text           # not even where the server is
+    assert f"in PostgreSQL 127.0.0.1:{postgres.port}/sqlanon as sqlanon" in result.output   # the summary says
+    manifest = json.loads(text)
+    assert manifest["policy"]["source"] == {"engine": "postgres", "dsn_env": PG_ENV, "table": "hospital"}
+    assert manifest["outputs"] == [{"kind": "table", "name": "manifest_rel", "rows": 12}]
+    assert manifest["chosen"]["levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
+
+
+def test_check_of_a_postgres_release_reads_the_same_server(postgres, tmp_path):
+    policy = _write_policy(tmp_path, _hospital_policy("postgres", {"k": 4}, name="checked_rel"))
+    assert _cli(["anonymize", policy, "-q"]).exit_code == 0
+    result = _cli(["check", policy, "--table", "checked_rel", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["rows"], report["classes"], report["achieved"]["k"]) == (12, 3, 4)
+    assert _cli(["check", policy]).exit_code == 3          # the source itself is not 4-anonymous
+    sql = _cli(["sql", policy, "--dialect", "postgres", "-q"])
+    assert 'CREATE TEMPORARY TABLE "__sqlanon_fs"' in sql.output and "CREATE OR REPLACE TEMPORARY" not in sql.output
+
+
+def test_a_psycopg_connection_can_be_handed_in(postgres, tmp_path):
+    import psycopg
+    import sqlanon
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        policy = dict(_hospital_policy("postgres", {"k": 4}), source={"table": "hospital"})
+        run = sqlanon.connect(con, policy)
+        assert run.backend.engine == "postgres" and run.chosen.levels == {"zip_code": 1, "age": 1, "nationality": 1}
+        run.close()                                          # the caller's connection stays open
+        assert con.execute("SELECT COUNT(*) FROM hospital").fetchone() == (12,)
+
+
+def test_spark_bad_input_is_one_line(spark, tmp_path):
+    missing = _write_policy(tmp_path, dict(_hospital_policy("spark", {"k": 4}),
+                                           source={"engine": "spark", "master": "local[2]", "table": "nope"}))
+    _one_line_error(_cli(["anonymize", missing, "-q"]), "source table 'nope' does not exist")
+    before = {t.name for t in spark.catalog.listTables()}
+    column = _write_policy(tmp_path, dict(_hospital_policy("spark", {"k": 4}),
+                                          quasi_identifiers={**HOSPITAL_QIS, "agee": {"hierarchy": "suppress"}}))
+    _one_line_error(_cli(["anonymize", column, "-q"]), "agee")
+    assert {t.name for t in spark.catalog.listTables()} == before     # no work table or release left
+
+
+def test_unreachable_spark_master_is_one_line(tmp_path):
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        unavailable("pyspark", "pip install pyspark")
+    policy = _write_policy(tmp_path, dict(_hospital_policy("spark", {"k": 4}),
+                                          source={"engine": "spark", "master": f"spark://127.0.0.1:{_free_port()}",
+                                                  "table": "hospital"}))
+    t = time.perf_counter()
+    _one_line_error(_cli(["anonymize", policy, "-q"]), "cannot reach the Spark master")
+    assert time.perf_counter() - t < 30
+
+
+# -- the policy's source: parsing needs no server -----------------------------------------------------
+
+@pytest.mark.parametrize("source, field, needle", [
+    ({"engine": "oracle", "table": "t"}, "source.engine", "duckdb, postgres, spark"),
+    ({"engine": "postgres", "table": "t"}, "source.dsn_env", "environment variable"),
+    ({"engine": "postgres", "dsn_env": "X", "dsn": "postgresql://u:pw@h/db", "table": "t"}, "source.dsn",
+     "environment variable"),
+    ({"engine": "postgres", "dsn_env": "X", "password": "pw", "table": "t"}, "source.password", "password_env"),
+    ({"engine": "postgres", "dsn_env": "not a name", "table": "t"}, "source.dsn_env", "environment variable"),
+    ({"engine": "postgres", "dsn_env": "X", "csv": "a.csv"}, "source.csv", "unknown key for engine postgres"),
+    ({"engine": "spark", "dsn_env": "X", "table": "t"}, "source.dsn_env", "that key is for engine postgres"),
+    ({"engine": "spark", "master": "", "table": "t"}, "source.master", "master URL"),
+    ({"engine": "spark", "conf": {"spark.x": [1]}, "table": "t"}, "source.conf.spark.x", "setting"),
+    ({"engine": "duckdb", "master": "local", "table": "t"}, "source.master", "engine spark"),
+    ({"engine": "spark", "conf": {"spark.hadoop.fs.s3a.secret.key": "abc"}, "table": "t"},
+     "source.conf.spark.hadoop.fs.s3a.secret.key", "{env: VARIABLE}"),
+    ({"engine": "spark", "conf": {"spark.x": {"env": "A", "b": 1}}, "table": "t"}, "source.conf.spark.x", "env"),
+])
+def test_source_policy_errors_name_the_field(tmp_path, source, field, needle):
+    with pytest.raises(PolicyError) as err:
+        load_policy({"source": source, "quasi_identifiers": {"a": {"hierarchy": "suppress"}}, "sensitive": ["s"],
+                     "privacy": {"k": 2}}, base_dir=tmp_path)
+    assert err.value.field == field and needle in str(err.value)
+
+
+def test_source_keys_per_engine(tmp_path):
+    def src(raw):
+        return load_policy({"source": raw, "quasi_identifiers": {"a": {"hierarchy": "suppress"}},
+                            "sensitive": ["s"], "privacy": {"k": 2}}, base_dir=tmp_path).source
+    pg = src({"engine": "postgres", "dsn_env": "PG", "password_env": "PGPW", "table": "t",
+              "settings": {"work_mem": "64MB"}})
+    assert (pg.engine, pg.kind, pg.table, pg.dsn_env, pg.password_env, pg.settings) == \
+        ("postgres", "table", "t", "PG", "PGPW", {"work_mem": "64MB"})
+    sp = src({"engine": "spark", "master": "spark://h:7077", "parquet": "s3a://bucket/sales/",
+              "conf": {"a": 1, "spark.hadoop.fs.s3a.secret.key": {"env": "S3_SECRET"}}})
+    assert (sp.kind, sp.url, sp.path, sp.label, sp.master, sp.conf) == \
+        ("parquet", "s3a://bucket/sales/", None, "sales", "spark://h:7077",
+         {"a": 1, "spark.hadoop.fs.s3a.secret.key": {"env": "S3_SECRET"}})
+    assert src({"table": "t"}).engine == "duckdb"
+
+
+def test_templates_become_statements_each_engine_has():
+    ctx = dict(name="t", map_table="m")
+    assert dialects.statements("persist_map.sql", "duckdb", **ctx) == [
+        'CREATE OR REPLACE TABLE "t" AS SELECT * FROM "m"']
+    assert dialects.statements("persist_map.sql", "postgres", **ctx) == [
+        'DROP TABLE IF EXISTS "t"', 'CREATE TABLE "t" AS SELECT * FROM "m"', 'ANALYZE "t"']
+    assert dialects.statements("persist_map.sql", "spark", **ctx) == [
+        "DROP TABLE IF EXISTS `t`", "CREATE TABLE `t` USING PARQUET AS SELECT * FROM `m`"]
+    temp = dict(name="w", relation="r", temp=True, replace=True)
+    assert dialects.statements("create_table_as_relation.sql", "spark", **temp) == [
+        "DROP VIEW IF EXISTS `w`", "CACHE TABLE `w` AS SELECT * FROM `r`"]
+    assert dialects.statements("create_table_as_relation.sql", "postgres", **temp)[:2] == [
+        'DROP TABLE IF EXISTS "w"', 'CREATE TEMPORARY TABLE "w" AS SELECT * FROM "r"']
+    # a value never enters the text: placeholders are the driver's
+    assert dialects.statements("relation_kind.sql", "postgres")[0].endswith("table_name = %s")
