@@ -1,0 +1,84 @@
+"""Small helpers to write the report: Markdown tables, number formats, plots, atomic files."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+
+def fmt(x, digits: int = 2, none: str = "–") -> str:
+    """A number for a table: thousands separators, `digits` decimals for floats, '–' for None."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return none
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):,.{digits}f}"
+    return str(x)
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join("-" for _ in headers) + " |"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out) + "\n"
+
+
+def pair(ours, paper, digits: int = 2) -> str:
+    """'ours (paper)' for a side-by-side cell."""
+    return f"{fmt(ours, digits)} ({fmt(paper, digits)})"
+
+
+def json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, tuple):
+        return list(o)
+    raise TypeError(type(o).__name__)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a file atomically (a temporary file beside it, then a rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_json(path: Path, data) -> None:
+    write_text(path, json.dumps(data, indent=1, default=json_default, sort_keys=False) + "\n")
+
+
+def pyplot():
+    """matplotlib's pyplot with a non-interactive backend (installed with the `experiments` extra)."""
+    try:
+        import matplotlib
+    except ImportError:   # pragma: no cover - the extra is part of the test group
+        raise SystemExit("sqlanon experiments needs matplotlib: pip install 'sqlanon[experiments]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7, "figure.dpi": 80})
+    return plt
+
+
+def save(fig, out: Path, name: str) -> str:
+    """Save a figure as a small PNG in `out`; returns the file name."""
+    path = Path(out) / name
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=80, bbox_inches="tight", metadata={"Software": None})
+    tmp.replace(path)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return name

@@ -1,0 +1,155 @@
+"""`sqlanon experiments`: every experiment end to end on small samples, the report's numbers from the
+same code path as the CLI, and the facts of TKDD Section 6 on the full Adult data."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from sqlanon import attacks
+from sqlanon.cli import main
+from sqlanon.experiments import NAMES, facts, homogeneity, paper
+from sqlanon.experiments.common import Context, bernoulli_rows, create_adult_tables, with_privacy
+
+SAMPLE, LANDSEND = 2500, 3000
+ARGS = ["experiments", "--sample-rows", str(SAMPLE), "--landsend-rows", str(LANDSEND), "--repeat", "1", "-q"]
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One CLI run of every experiment on a 2,500-row Adult sample and a 3,000-row Lands End table."""
+    out = tmp_path_factory.mktemp("experiments")
+    r = CliRunner().invoke(main, ARGS + ["--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_report_folder(smoke):
+    out, data = smoke
+    report = (out / "report.md").read_text()
+    assert report.splitlines()[0] == (f"`sqlanon experiments --out {out} --sample-rows {SAMPLE} --landsend-rows "
+                                      f"{LANDSEND} --repeat 1`")
+    assert data["command"] in report.splitlines()[0]
+    assert list(data["experiments"]) == list(NAMES)
+    assert data["adult_tables"]["adult"] == SAMPLE
+    for name, files in data["figures"].items():
+        for f in files:
+            assert (out / f).read_bytes()[:4] == b"\x89PNG", f
+            assert f"({f})" in report
+    assert sum(p.stat().st_size for p in out.iterdir()) < 1_000_000
+    assert "smoke run" in report
+
+
+def test_homogeneity_numbers(smoke):
+    out, data = smoke
+    res = data["experiments"]["homogeneity"]
+    assert [r["k"] for r in res["ours"]] == list(paper.HOMOGENEITY_KS)
+    for r in res["ours"]:
+        h, n = r["homogeneous"], r["near_homogeneous"]
+        assert h["tables"] == n["tables"] == len(r["tables"]) >= 1
+        assert 0 <= h["affected_tables"] <= n["affected_tables"] <= h["tables"]
+        assert h["avg_affected_tuples"] <= n["avg_affected_tuples"] <= SAMPLE
+        for t in r["tables"]:
+            assert t["homogeneous_rows"] <= t["near_rows"] <= SAMPLE
+    # the report shows the JSON's numbers beside the paper's
+    report = (out / "report.md").read_text()
+    k2 = res["ours"][0]["homogeneous"]
+    assert f"| 2 | {k2['tables']} (8) | {k2['affected_tables']} (8) |" in report
+
+
+def test_report_numbers_come_from_the_cli_code_path(smoke):
+    """Recompute one cell of the smoke report directly through the API on the same seeded sample."""
+    out, data = smoke
+    ctx = Context(out, sample_rows=SAMPLE)
+    try:
+        with ctx.run("adult", homogeneity.QI, {"k": 10}, sensitive="salary") as r:
+            with_privacy(r, {"k": 10})
+            reps = attacks.attack_minimal(r, "homogeneity", threshold=0.95)
+    finally:
+        ctx.close()
+    got = next(x for x in data["experiments"]["homogeneity"]["ours"] if x["k"] == 10)["near_homogeneous"]
+    want = attacks.summarize(reps)
+    assert got == pytest.approx(want)
+
+
+def test_performance_numbers(smoke):
+    res = smoke[1]["experiments"]["performance"]
+    adult = res["adult"]
+    assert sorted({r["j"] for r in adult}) == [3, 4, 5, 6, 7, 8]
+    for r in adult:
+        assert 1 <= r["evaluated"] <= r["nodes"] and r["minimal"] >= 1 and r["rows"] == SAMPLE
+        assert r["search_s"] > 0 and r["total_s"] >= r["search_s"]
+    nodes = {r["j"]: r["nodes"] for r in adult}
+    assert nodes[8] == 5 * 2 * 2 * 3 * 4 * 3 * 3 * 2     # TKDD Fig. 7 heights + 1, multiplied
+    le = res["landsend"]
+    assert le["rows"] == LANDSEND
+    assert [r["status"] for r in le["runs"]] == ["ok"] * 10
+    for r in le["runs"]:
+        assert r["rows"] == LANDSEND and r["peak_rss_mb"] > 0 and r["evaluated"] <= r["nodes"]
+    assert set(res["targets"]["met"]) == {"k-anonymity (k=6)", "entropy l-diversity (l=6)"}
+
+
+def test_utility_numbers(smoke):
+    res = smoke[1]["experiments"]["utility"]
+    for data, by_q in res["results"].items():
+        for q, cell in by_q.items():
+            base = cell["baseline"]
+            k = cell["by_model"]["k-anonymity"]
+            # larger k: the k-anonymous tables are a subset, so every minimum can only grow
+            for m in ("height", "avg_class_size", "discernibility", "kl_divergence"):
+                vals = [e[m] for e in k]
+                assert vals == sorted(vals), (data, q, m)
+                assert all(v <= base[m] + 1e-9 for v in vals), (data, q, m)
+            # an entropy or recursive l-diverse table is l-anonymous: never better than k = l
+            for model in ("entropy l", "recursive (3,l)", "k + 0.2-closeness"):
+                for a, b in zip(k, cell["by_model"][model]):
+                    if b.get("height") is not None:
+                        assert b["discernibility"] >= a["discernibility"] - 1e-6, (data, q, model)
+                        assert b["kl_divergence"] >= a["kl_divergence"] - 1e-9, (data, q, model)
+    assert set(res["claims"]) >= {"heights_equal", "recursive_better", "full_kl_close", "sample_near_base"}
+
+
+def test_similarity_numbers(smoke):
+    res = smoke[1]["experiments"]["similarity"]
+    assert res["group_sizes"] == {"White-collar": 5, "Blue-collar": 5, "Service": 4}
+    for a in res["attack"]:
+        s = a["similarity"]
+        assert 0 <= s["affected_tables"] <= s["tables"]
+        if a["model"] == "entropy l" and a["param"] > 5:
+            assert s["affected_tables"] == 0
+    assert {e["model"] for e in res["time_by_qi"]} == {"k-anonymity", "entropy l", "recursive (3,l)",
+                                                       "k + 0.2-closeness", "k + 0.15-closeness"}
+
+
+def test_facts_on_full_adult(tmp_path):
+    """TKDD Section 6's statements, through the engine, on all 45,222 rows."""
+    ctx = Context(tmp_path)
+    try:
+        res = facts.run(ctx)
+    finally:
+        ctx.close()
+    assert res["rows"] == 45222
+    assert res["occupation_entropy_l"] == pytest.approx(10.5669, abs=1e-4)    # the paper's 10.57
+    assert res["searches"]["recursive (3,12)"]["minimal"] == 0
+    assert res["searches"]["recursive (3,11)"]["minimal"] >= 1 and res["recursive_max_l_c3"] == 11
+    assert (res["age_81_90"], res["age_31_40"]) == (114, 12291)
+    assert res["q5_k4_over_1000"] >= 1
+    assert "Agree with the paper: rows, entropy, recursive, ages." in facts.markdown(res)
+
+
+def test_samples_are_seeded():
+    a, b = bernoulli_rows(45222, 0.05, 7), bernoulli_rows(45222, 0.05, 7)
+    assert (a == b).all() and abs(len(a) - 2261) < 150
+    assert not (bernoulli_rows(45222, 0.05, 8)[:50] == a[:50]).all()
+    import duckdb
+    con = duckdb.connect()
+    counts = create_adult_tables(con)
+    assert counts["adult"] == 45222 and counts["adult_sample"] == len(bernoulli_rows(45222, 0.05, 20070301))
+
+
+@pytest.mark.parametrize("args, msg", [(["nope"], "unknown experiment"), (["--sample-rows", "3"], "--sample-rows"),
+                                       (["--repeat", "0"], "--repeat")])
+def test_bad_options(tmp_path, args, msg):
+    r = CliRunner().invoke(main, ["experiments", "--out", str(tmp_path), *args])
+    assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output
