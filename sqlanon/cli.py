@@ -280,7 +280,9 @@ def _register_feature_commands() -> None:
     """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
     from . import workflow_cli
     from .experiments import cli as experiments_cli
-    for module in (experiments_cli, workflow_cli):
+    from .marginals import cli as marginals_cli
+    from .maxent import cli as maxent_cli
+    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -17,7 +17,13 @@ CLI imports it at start-up); the experiment modules load on first use.
 """
 from __future__ import annotations
 
-NAMES = ("homogeneity", "performance", "utility", "similarity", "facts")
+NAMES = (        # report order; one experiment module per line
+    "homogeneity",
+    "performance",
+    "utility",
+    "similarity",
+    "facts",
+)
 
 __all__ = ["NAMES", "run_experiments", "experiments"]
 

@@ -1,0 +1,1 @@
+"""Anonymized marginals (Kifer & Gehrke, "Injecting Utility into Anonymized Datasets", SIGMOD 2006)."""

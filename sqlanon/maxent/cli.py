@@ -1,0 +1,4 @@
+"""Click commands of sqlanon.maxent, registered on the `sqlanon` group by sqlanon.cli."""
+from __future__ import annotations
+
+COMMANDS: list = []
