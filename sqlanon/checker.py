@@ -21,6 +21,10 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 
+# rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
+# the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
+SPARSE_ROWS_PER_STATEMENT = 2_000_000
+
 
 @dataclass
 class NodeResult:
@@ -63,24 +67,77 @@ class NodeChecker:
         return self.budget == 0 or all(isinstance(c, KAnonymity) for c in self.criteria)
 
     def monotone_part(self) -> "NodeChecker":
-        """A necessary, monotone condition: the k-anonymity criteria with the same budget."""
-        return NodeChecker(self.fs, [c for c in self.criteria if isinstance(c, KAnonymity)], self.max_suppression)
+        """A necessary, monotone condition: blocks of at least `min_block_size` rows, with the same budget.
+
+        That is k-anonymity for k = the largest k of the policy, raised to the l-diversity models' size bound
+        when there is one; like k-anonymity with suppression it is monotone (a merged block is too small only
+        when all its parts were, so the rows in too-small blocks can only shrink under generalization).
+        """
+        size = self.min_block_size
+        return NodeChecker(self.fs, [KAnonymity(size)] if size > 1 else [], self.max_suppression)
+
+    @property
+    def min_block_size(self) -> int:
+        """Blocks with fewer rows fail some criterion (see `Criterion.min_block_size`); 1 when no bound."""
+        sizes = [c.min_block_size() for c in self.criteria
+                 if isinstance(c, KAnonymity) or not self.fs.entity]
+        return max(sizes, default=1)
 
     def evaluate(self, levels: dict[str, int]) -> NodeResult:
-        """One node, with its block codes (for metrics, suppression and the release)."""
+        """One node, with its block codes (for metrics, suppression and the release).
+
+        The result's counts carry block codes and sizes; the sensitive counts are judged in chunks and
+        not kept (a node of millions of blocks would not fit as a dense matrix).
+        """
         self.evaluated += 1
-        return self._judge(levels, self.fs.node_counts(levels, sensitive=self.needed))
+        if not self.needed:
+            return self._judge(levels, self.fs.node_counts(levels))
+        sparse = {a: self.fs.sparse_counts([levels], a)[0] for a in self.needed}
+        first = sparse[self.needed[0]]
+        sizes = self.fs.ordered_sizes([levels])[0] if self.fs.entity else first.sizes()
+        return self._judge_sparse(levels, NodeCounts(first.block_codes, sizes), sparse)
 
     def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48) -> list[bool]:
-        """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement."""
+        """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
+
+        1. Block sizes only (one GROUP BY per node, no sensitive counts): enough for k-anonymity, and a
+           necessary condition for the l-diversity models (`min_block_size`); a node whose too-small
+           blocks hold more rows than the suppression budget fails here.
+        2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
+           as many nodes per statement as fit a row budget.
+        """
         if self.has_multi_attribute:   # needs block codes to join refined blocks back: one node at a time
             return [self.evaluate(levels).satisfied for levels in nodes]
-        out = []
-        for i in range(0, len(nodes), batch):
-            chunk = nodes[i:i + batch]
-            self.evaluated += len(chunk)
-            for levels, counts in zip(chunk, self.fs.batch_counts(chunk, sensitive=self.needed)):
-                out.append(self._judge(levels, counts).satisfied)
+        self.evaluated += len(nodes)
+        out: list[bool | None] = [None] * len(nodes)
+        todo = list(range(len(nodes)))
+        min_size = self.min_block_size
+        if not self.needed or min_size > 1:
+            survivors = []
+            for i in range(0, len(todo), batch):
+                chunk = todo[i:i + batch]
+                for idx, counts in zip(chunk, self.fs.batch_counts([nodes[j] for j in chunk])):
+                    if not self.needed:
+                        out[idx] = self._judge(nodes[idx], counts).satisfied
+                    elif int(counts.sizes[counts.sizes < min_size].sum()) > self.budget:
+                        out[idx] = False
+                    else:
+                        survivors.append(idx)
+            todo = survivors
+        if not todo:
+            return out
+        # a node's sparse counts have at most as many rows as the wide frequency set
+        per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
+        for i in range(0, len(todo), per_statement):
+            chunk = todo[i:i + per_statement]
+            group = [nodes[j] for j in chunk]
+            sparse = {a: self.fs.sparse_counts(group, a) for a in self.needed}
+            sizes = self.fs.ordered_sizes(group) if self.fs.entity else None
+            for pos, idx in enumerate(chunk):
+                parts = {a: sparse[a][pos] for a in self.needed}
+                first = parts[self.needed[0]]
+                counts = NodeCounts(first.block_codes, sizes[pos] if sizes is not None else first.sizes())
+                out[idx] = self._judge_sparse(nodes[idx], counts, parts).satisfied
         return out
 
     @property
@@ -88,6 +145,7 @@ class NodeChecker:
         return any(getattr(c, "multi_attribute", False) for c in self.criteria)
 
     def _judge(self, levels: dict[str, int], counts: NodeCounts) -> NodeResult:
+        """A node from dense counts (`counts.sensitive` holds every attribute a criterion needs)."""
         ok = np.ones(len(counts.sizes), dtype=bool)
         for c in self.criteria:
             if getattr(c, "multi_attribute", False):
@@ -96,6 +154,22 @@ class NodeChecker:
                 ok &= c.block_ok(counts.sensitive[self.attribute[id(c)]])
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
+        return self._result(levels, counts, ok)
+
+    def _judge_sparse(self, levels: dict[str, int], counts: NodeCounts, sparse: dict) -> NodeResult:
+        """A node from sparse sensitive counts, each criterion applied to bounded dense chunks of blocks."""
+        ok = np.ones(len(counts.sizes), dtype=bool)
+        for c in self.criteria:
+            if getattr(c, "multi_attribute", False):
+                ok &= self._multi_attribute_ok(c, levels, counts)
+            elif c.needs_sensitive:
+                for lo, hi, dense in sparse[self.attribute[id(c)]].chunks():
+                    ok[lo:hi] &= c.block_ok(dense)
+            else:
+                ok &= c.block_ok(counts.sizes[:, None])
+        return self._result(levels, counts, ok)
+
+    def _result(self, levels, counts: NodeCounts, ok: np.ndarray) -> NodeResult:
         suppressed = int(counts.sizes[~ok].sum())
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)
 

@@ -77,6 +77,63 @@ class NodeCounts:
     sensitive: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+@dataclass
+class SparseCounts:
+    """A node's per-block counts of one sensitive attribute, sparse: one entry per (block, value present).
+
+    Blocks are in code order (as `node_counts` returns them); the entries of block b are
+    ``values[starts[b]:starts[b + 1]]`` (sensitive codes, ascending) with ``counts[...]``. A block
+    holds few of the m values when blocks are small, so this is what a node with millions of blocks
+    can afford; `chunks` hands the privacy models the dense (blocks, m) matrices they take, a bounded
+    number of blocks at a time (every model judges each block on its own row).
+
+    block_codes: (B, a) the blocks' codes at the node's levels; starts: (B + 1,); values, counts: (R,).
+    """
+
+    block_codes: np.ndarray
+    starts: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    m: int
+
+    @property
+    def blocks(self) -> int:
+        return len(self.starts) - 1
+
+    def sizes(self) -> np.ndarray:
+        """Rows per block (the sum of its counts; not distinct persons under an entity key)."""
+        total = np.concatenate([[0], np.cumsum(self.counts, dtype=np.int64)])
+        return total[self.starts[1:]] - total[self.starts[:-1]]
+
+    def dense(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """The (hi - lo, m) counts matrix of blocks lo..hi-1."""
+        hi = self.blocks if hi is None else hi
+        a, b = self.starts[lo], self.starts[hi]
+        out = np.zeros((hi - lo, self.m), dtype=np.int64)
+        rows = np.repeat(np.arange(hi - lo), np.diff(self.starts[lo:hi + 1]))
+        out[rows, self.values[a:b]] = self.counts[a:b]
+        return out
+
+    def chunks(self, max_cells: int = 1 << 22):
+        """(lo, hi, dense counts of blocks lo..hi-1), at most about `max_cells` matrix cells each."""
+        step = max(1, max_cells // max(self.m, 1))
+        for lo in range(0, self.blocks, step):
+            hi = min(self.blocks, lo + step)
+            yield lo, hi, self.dense(lo, hi)
+
+
+def _runs(keys: np.ndarray) -> np.ndarray:
+    """Start offsets (and the end) of the runs of equal rows in a row-sorted (R, a) key array."""
+    if len(keys) == 0:
+        return np.zeros(1, dtype=np.int64)
+    change = np.ones(len(keys), dtype=bool)
+    if keys.shape[1]:
+        change[1:] = np.any(keys[1:] != keys[:-1], axis=1)
+    else:
+        change[1:] = False
+    return np.append(np.flatnonzero(change), len(keys)).astype(np.int64)
+
+
 def _free_prefix(backend: Backend) -> str:
     """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
     taken = set(backend.temporary_tables())
@@ -107,6 +164,7 @@ class FrequencySet:
         self.sensitives: list[Sensitive] = []
         self.rows = 0
         self._cells_xlogx: float | None = None
+        self._wide_rows: int | None = None
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> "FrequencySet":
@@ -296,6 +354,46 @@ class FrequencySet:
         for i in range(len(nodes)):
             lo, hi = bounds[i], bounds[i + 1]
             out.append(NodeCounts(empty, sizes[lo:hi], {name: mat[lo:hi] for name, mat in mats.items()}))
+        return out
+
+    @property
+    def wide_rows(self) -> int:
+        """Rows of the wide frequency set: an upper bound on the rows of any node's sparse counts."""
+        if self._wide_rows is None:
+            self._wide_rows = int(self.backend.fetchone("count_rows.sql", relation=self.wide_table)[0])
+        return self._wide_rows
+
+    def sparse_counts(self, nodes: list[dict[str, int]], sensitive: str) -> list[SparseCounts]:
+        """Per-block counts of one sensitive attribute for several nodes, sparse, in one sorted statement."""
+        return self._sparse(nodes, self._sens(sensitive))
+
+    def ordered_sizes(self, nodes: list[dict[str, int]]) -> list[np.ndarray]:
+        """Block sizes of several nodes, blocks in code order (distinct persons under an entity key)."""
+        return [sc.counts for sc in self._sparse(nodes, None)]     # one entry per block: its size
+
+    def _sparse(self, nodes, sens: Sensitive | None) -> list[SparseCounts]:
+        if not nodes:
+            return []
+        width = max(len(levels) for levels in nodes)
+        keys = [f"k{i}" for i in range(width)]
+        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
+                         width=width, sens_col=sens.col if sens else None, entity=self.entity)
+                    for i, levels in enumerate(nodes)]
+        data = self.backend.fetchnumpy_union("node_sparse_branch.sql", branches,
+                                             order=["g", *keys] + (["v"] if sens else []))
+        g = np.asarray(data["g"], dtype=np.int64)
+        bounds = np.searchsorted(g, np.arange(len(nodes) + 1))
+        key = (np.column_stack([np.asarray(data[k], dtype=np.int64) for k in keys]) if keys
+               else np.zeros((len(g), 0), dtype=np.int64))
+        n = np.asarray(data["n"], dtype=np.int64)
+        v = np.asarray(data["v"], dtype=np.int64) if sens else np.zeros(len(g), dtype=np.int64)
+        out = []
+        for i, levels in enumerate(nodes):
+            lo, hi = bounds[i], bounds[i + 1]
+            a = len(levels)
+            k = key[lo:hi, :a]
+            starts = _runs(k)
+            out.append(SparseCounts(k[starts[:-1]], starts, v[lo:hi], n[lo:hi], sens.domain.size if sens else 1))
         return out
 
     def _sens(self, name: str) -> Sensitive:

@@ -102,16 +102,20 @@ class Backend:
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._run(template, params, context, "numpy")
 
-    def fetchnumpy_union(self, template: str, branches: list[dict]) -> dict[str, np.ndarray]:
+    def fetchnumpy_union(self, template: str, branches: list[dict], order: list[str] | None = None
+                         ) -> dict[str, np.ndarray]:
         """Run several renderings of one SELECT template as a single UNION ALL statement.
 
         Each branch is rendered and checked by sqlglot on its own (its shape is cached, so a batch of
         48 lattice nodes costs no parse at all once the shapes are known); `union_all.sql` only puts
         checked SELECTs together, which cannot make an invalid statement. Other dialects then transpile
-        the whole statement once.
+        the whole statement once. With `order` (result column names) the rows come back sorted by them.
         """
         selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
-        sql = templates.render("union_all.sql", selects=selects)
+        if order:
+            sql = templates.render("union_all_ordered.sql", selects=selects, order=order)
+        else:
+            sql = templates.render("union_all.sql", selects=selects)
         out = None
         for statement in dialects.transpile(sql, self.dialect):
             out = self._timed(statement, None, "numpy", template)

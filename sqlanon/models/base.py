@@ -84,6 +84,15 @@ class Criterion(ABC):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         """Boolean array of shape (B,): does each block satisfy the model?"""
 
+    def min_block_size(self) -> int:
+        """A necessary condition on block sizes: a block with fewer rows fails this model (1: no bound).
+
+        It lets the node checker reject a node on block sizes alone, before it fetches any sensitive
+        counts. Only sound when a block's size bounds its number of distinct sensitive values, which an
+        entity key breaks (one person may hold several values); the checker then uses it for k only.
+        """
+        return 1
+
     def achieved(self, counts: np.ndarray) -> dict:
         """The values the table achieves (for `sqlanon check` and the manifest), over all blocks."""
         return {}

@@ -31,6 +31,9 @@ class KAnonymity(Criterion):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return block_sizes(counts) >= self.k
 
+    def min_block_size(self) -> int:
+        return self.k
+
     def achieved(self, counts: np.ndarray) -> dict:
         return {"k": k_anonymity(counts)}
 

@@ -35,6 +35,7 @@ l-diverse even when log computes H a hair below log l).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -421,6 +422,9 @@ class DistinctLDiversity(Criterion):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return distinct_values(counts) >= self.l
 
+    def min_block_size(self) -> int:
+        return max(1, self.l)       # l distinct values need l rows
+
     def achieved(self, counts: np.ndarray) -> dict:
         d = distinct_values(counts)
         return {"l_distinct": int(d.min()) if d.size else 0}
@@ -452,6 +456,16 @@ class EntropyLDiversity(Criterion):
 
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return self.entropies(counts) >= np.log(self.l) - TOL
+
+    def min_block_size(self) -> int:
+        """n rows have entropy at most log n (all distinct), so a block needs log n >= log l - TOL. Adjusted
+        entropy (don't-care values) has no such bound."""
+        if self.dont_care_codes:
+            return 1
+        n = max(1, math.ceil(self.l))
+        while n > 1 and math.log(n - 1) >= math.log(self.l) - TOL:
+            n -= 1
+        return n
 
     def achieved(self, counts: np.ndarray) -> dict:
         h = block_entropy(counts)
@@ -492,6 +506,13 @@ class RecursiveCLDiversity(Criterion):
             self.name = "pd-recursive (c,l)-diversity"
         else:
             self.name = "recursive (c,l)-diversity"
+
+    def min_block_size(self) -> int:
+        """Def. 4.2 with l >= 2: r1 < c (r_l + ... + r_m) fails when r_l = 0, so a block needs l distinct values,
+        hence l rows. The don't-care variants (Defs. 4.3, 4.4) have no such bound."""
+        if self.dont_care_codes or self.npd is not None or self.l < 2:
+            return 1
+        return self.l
 
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         ok = pd_recursive_ok(counts, self.c, self.l, self.dont_care_codes)

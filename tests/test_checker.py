@@ -1,0 +1,143 @@
+"""The node checker's two-stage evaluation against the plain dense evaluation, node by node.
+
+The checker judges a node from block sizes alone where a model has a size bound (`min_block_size`),
+and otherwise from sparse (block, value, count) rows judged in bounded dense chunks. Brute force and
+Incognito both go through the checker, so their agreement cannot catch an error there; these tests
+compare it with the direct route: one dense `node_counts` matrix per node, every criterion applied to
+all blocks at once.
+"""
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sqlanon.anonymizer import Anonymization
+from sqlanon.frequency import SparseCounts
+from sqlanon.models.kanonymity import KAnonymity
+from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+
+from conftest import HOSPITAL, adult_policy
+from test_models_search import MODELS
+
+
+def _dense_verdict(run: Anonymization, levels: dict) -> tuple[bool, np.ndarray]:
+    checker = run.checker
+    counts = run.fs.node_counts(levels, sensitive=checker.needed)
+    result = checker._judge(levels, counts)
+    return result.satisfied, result.ok
+
+
+def _every_node(run: Anonymization) -> list[dict]:
+    return [run.lattice.levels(n) for n in run.lattice.nodes()]
+
+
+@pytest.mark.parametrize("name, privacy, sensitive", MODELS, ids=[m[0] for m in MODELS])
+def test_two_stage_check_equals_dense_check_on_every_adult_node(name, privacy, sensitive):
+    policy = adult_policy(4, privacy)
+    if sensitive is not None:
+        policy["sensitive"] = sensitive
+    with Anonymization(policy, db=":memory:") as run:
+        nodes = _every_node(run)
+        reference = [_dense_verdict(run, levels) for levels in nodes]
+        assert run.checker.satisfied_many(nodes) == [r[0] for r in reference]
+        assert any(r[0] for r in reference) and not all(r[0] for r in reference)
+        for levels, (satisfied, ok) in zip(nodes[::7], reference[::7]):
+            result = run.checker.evaluate(levels)
+            dense = run.fs.node_counts(levels)
+            assert result.satisfied == satisfied
+            np.testing.assert_array_equal(result.ok, ok)
+            np.testing.assert_array_equal(result.counts.block_codes, dense.block_codes)
+            np.testing.assert_array_equal(result.counts.sizes, dense.sizes)
+
+
+def test_size_stage_rejects_without_fetching_sensitive_counts():
+    """A node with a block smaller than l fails on sizes alone: no sparse statement is run for it."""
+    policy = adult_policy(4, {"l_diversity": {"variant": "entropy", "l": 6}})
+    with Anonymization(policy, db=":memory:") as run:
+        bottom = {q: 0 for q in run.lattice.names}
+        assert run.checker.min_block_size == 6
+        assert run.fs.node_counts(bottom).sizes.min() < 6
+        log = run.backend.log = []
+        assert run.checker.satisfied_many([bottom]) == [False]
+        assert len(log) == 1 and "node_sparse" not in log[0] and '"v"' not in log[0]
+
+
+def test_suppression_budget_counts_the_rows_of_too_small_blocks():
+    """With a budget, blocks below the size bound are suppressed; the node passes when they fit."""
+    policy = adult_policy(3, {"l_diversity": {"variant": "distinct", "l": 3}, "max_suppression": 0.05})
+    with Anonymization(policy, db=":memory:") as run:
+        nodes = _every_node(run)
+        verdicts = run.checker.satisfied_many(nodes)
+        assert verdicts == [_dense_verdict(run, levels)[0] for levels in nodes]
+        small_only = [lv for lv, ok in zip(nodes, verdicts) if ok
+                      and (run.fs.node_counts(lv).sizes < 3).any()]
+        assert small_only, "some satisfying node suppresses a block that is too small"
+
+
+def test_entity_key_disables_the_size_bound_of_l_diversity():
+    """One person with three values: a block of one person is distinct 3-diverse, so l gives no size bound."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 'a', 'x'), (1, 'a', 'y'), (1, 'a', 'z'), "
+                "(2, 'b', 'x'), (3, 'b', 'y'), (4, 'b', 'z')) v(person, zone, item)")
+    policy = {"source": {"table": "t"}, "entity_key": "person",
+              "quasi_identifiers": {"zone": {"hierarchy": "suppress"}}, "sensitive": ["item"],
+              "privacy": {"l_diversity": {"variant": "distinct", "l": 3}}}
+    run = Anonymization(policy, connection=con)
+    assert run.checker.min_block_size == 1
+    assert run.checker.satisfied_many([{"zone": 0}]) == [True]
+    result = run.checker.evaluate({"zone": 0})
+    assert result.counts.sizes.tolist() == [1, 3] and result.ok.all()
+
+
+def test_hospital_sparse_counts_round_trip_to_the_dense_matrix():
+    policy = HOSPITAL / "hospital_k4.yaml"
+    with Anonymization(policy, db=":memory:") as run:
+        cond = run.fs.sensitives[0].name
+        for levels in _every_node(run):
+            dense = run.fs.node_counts(levels, sensitive=[cond])
+            (sparse,) = run.fs.sparse_counts([levels], cond)
+            np.testing.assert_array_equal(sparse.dense(), dense.sensitive[cond])
+            np.testing.assert_array_equal(sparse.block_codes, dense.block_codes)
+            np.testing.assert_array_equal(sparse.sizes(), dense.sizes)
+            assert np.array_equal(np.vstack([d for _, _, d in sparse.chunks(max_cells=7)]),
+                                  dense.sensitive[cond])
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.int64, st.tuples(st.integers(1, 30), st.integers(1, 6)), elements=st.integers(0, 4)),
+       st.integers(1, 8), st.floats(1.0, 7.5), st.floats(1.0, 4.0))
+def test_min_block_size_is_a_necessary_condition(counts, l, l_real, c):
+    """Whatever block a model accepts has at least `min_block_size` rows (the bound the checker prunes by).
+    Blocks are never empty (a block exists because rows fall in it)."""
+    counts = counts[counts.sum(axis=1) > 0]
+    sizes = counts.sum(axis=1)
+    for crit in (KAnonymity(l), DistinctLDiversity(l), EntropyLDiversity(l_real), RecursiveCLDiversity(c, l)):
+        ok = crit.block_ok(counts)
+        assert (sizes[ok] >= crit.min_block_size()).all(), crit.describe()
+
+
+def test_entropy_size_bound_is_tight():
+    """entropy l: n distinct values in n rows reach log n exactly, so n = ceil(l) rows can pass."""
+    for l in (2, 3, 5.5, 6, 10.57):
+        crit = EntropyLDiversity(l)
+        n = crit.min_block_size()
+        assert n == math.ceil(l)
+        assert crit.block_ok(np.ones((1, n), dtype=np.int64))[0]
+        assert not crit.block_ok(np.ones((1, n - 1), dtype=np.int64))[0] or n == 1
+
+
+def test_sparse_counts_chunks_cover_every_block_once():
+    sc = SparseCounts(np.arange(5)[:, None], np.array([0, 2, 3, 3, 6, 7]), np.array([0, 2, 1, 0, 1, 3, 2]),
+                      np.array([4, 1, 2, 1, 1, 1, 9]), m=4)
+    # block 2 is empty on purpose: starts may repeat
+    dense = sc.dense()
+    assert dense.tolist() == [[4, 0, 1, 0], [0, 2, 0, 0], [0, 0, 0, 0], [1, 1, 0, 1], [0, 0, 9, 0]]
+    assert sc.sizes().tolist() == [5, 2, 0, 3, 9]
+    for cells in (1, 4, 8, 100):
+        assert np.vstack([d for _, _, d in sc.chunks(max_cells=cells)]).tolist() == dense.tolist()
