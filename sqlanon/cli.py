@@ -109,17 +109,24 @@ def main():
 @click.option("--db", type=click.Path(dir_okay=False), default="sqlanon_demo.duckdb", show_default=True,
               help="DuckDB file to write the release into.")
 @click.option("--json", "json_path", default="sqlanon_demo.json", show_default=True, help="Manifest path.")
+@click.option("--report", "report_path", default="sqlanon_demo.html", show_default=True,
+              help="HTML release report (sqlanon report); '' for none.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @user_errors
-def demo(db, json_path, quiet):
+def demo(db, json_path, report_path, quiet):
     """Anonymize the embedded UCI Adult data (45,222 rows): 5-anonymity over 8 quasi-identifiers."""
-    policy = resources.files("sqlanon.datasets.adult").joinpath("adult_demo.yaml")
-    with resources.as_file(policy) as path, _run(str(path), db, quiet) as run:
+    adult = resources.files("sqlanon.datasets.adult")
+    with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, _run(str(path), db, quiet) as run:
         run.choose()
         run.materialize()
         _summary(run)
         _write_json(run.manifest(), json_path)
         click.echo(f"manifest: {json_path}")
+        if report_path:
+            # occupation's semantic groups (the shipped hierarchy) for the similarity attack
+            with resources.as_file(adult.joinpath("hierarchies", "occupation.csv")) as groups:
+                run.report(report_path, groups=str(groups), manifest_path=json_path)
+            click.echo(f"report: {report_path}")
 
 
 @main.command()

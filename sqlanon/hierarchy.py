@@ -3,7 +3,8 @@
 A hierarchy maps every base value of a quasi-identifier to one label per level: level 0 is the value
 as it appears in the data, the top level is usually the single root '*'. Kinds:
 
-- ``taxonomy``: a CSV file, one column per level (column 0 = the data value);
+- ``taxonomy``: a CSV file, either wide (one column per level, column 0 = the data value) or an edge
+  table (header ``child,parent``, one row per edge; see `edge_table`);
 - ``intervals``: numbers binned by a list of nested widths ([5, 10, 20] gives [15, 20) -> [10, 20) -> [0, 20) -> *);
 - ``round``: numbers with one more digit rounded away per level (intervals of widths 10, 100, ...);
 - ``mask``: strings with one more trailing character replaced by '*' per level (zip codes);
@@ -78,19 +79,39 @@ class HierarchyTable:
 
     def validate(self) -> None:
         """A hierarchy must be a tree: unique base values, one parent per label, levels that nest."""
-        seen: set[str] = set()
-        for v in self.values:
-            if v in seen:
-                raise DataError(f"hierarchy for '{self.attribute}' ({self.source}): value {v!r} appears twice; "
-                                "give each base value exactly one row")
-            seen.add(v)
-        for j in range(self.height):
-            parent: dict[str, str] = {}
-            for child, up in zip(self.labels[j], self.labels[j + 1]):
-                if parent.setdefault(child, up) != up:
-                    raise DataError(
-                        f"hierarchy for '{self.attribute}' ({self.source}): label {child!r} at level {j} has two "
-                        f"parents at level {j + 1} ({parent[child]!r} and {up!r}); levels must nest (a tree)")
+        problems = tree_problems(self.values, self.labels)
+        where = f"hierarchy for '{self.attribute}' ({self.source})"
+        if problems["duplicates"]:
+            v = problems["duplicates"][0]["value"]
+            raise DataError(f"{where}: value {v!r} appears twice; give each base value exactly one row")
+        for p in problems["two_parents"] + problems["not_nesting"]:
+            a, b = p["parents"][:2]
+            raise DataError(f"{where}: label {p['label']!r} at level {p['level']} has two parents at level "
+                            f"{p['level'] + 1} ({a!r} and {b!r}); levels must nest (a tree)")
+
+
+def tree_problems(values: list[str], labels: list[list[str]]) -> dict[str, list[dict]]:
+    """Every way a wide hierarchy (labels per level, aligned with `values`) fails to be a tree.
+
+    duplicates:  base values on more than one row;
+    two_parents: base values given different labels at level 1 (level 0 labels with two parents);
+    not_nesting: labels at a level >= 1 whose rows give them different labels one level up.
+    Each parents list is in order of first appearance.
+    """
+    rows: dict[str, int] = {}
+    for v in values:
+        rows[v] = rows.get(v, 0) + 1
+    out: dict[str, list[dict]] = {"duplicates": [{"value": v, "rows": n} for v, n in rows.items() if n > 1],
+                                  "two_parents": [], "not_nesting": []}
+    for j in range(len(labels) - 1):
+        parents: dict[str, dict[str, None]] = {}
+        for child, up in zip(labels[j], labels[j + 1]):
+            parents.setdefault(child, {})[up] = None
+        for child, ups in parents.items():
+            if len(ups) > 1:
+                out["two_parents" if j == 0 else "not_nesting"].append(
+                    {"level": j, "label": child, "parents": list(ups)})
+    return out
 
 
 def _field(qi: str) -> str:
@@ -106,24 +127,194 @@ def spec_kind(spec: dict, qi: str) -> str:
     return kind if kind in KINDS[1:] else "taxonomy"
 
 
-def load_taxonomy_csv(path: Path, attribute: str) -> HierarchyTable:
-    """Read a taxonomy: header row, then one row per base value, one column per level."""
+EDGE_HEADER = ("child", "parent")
+
+
+def read_hierarchy_csv(path: Path, field: str) -> list[tuple[int, list[str]]]:
+    """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped."""
     try:
         with open(path, newline="", encoding="utf-8") as fh:
-            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+            rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(fh), start=1)
+                    if r and any(c.strip() for c in r)]
     except OSError as e:
-        raise PolicyError(_field(attribute) + ".hierarchy", f"cannot read {path}: {e.strerror}") from None
+        raise PolicyError(field, f"cannot read {path}: {e.strerror}") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise DataError(f"hierarchy file {path} is not a UTF-8 CSV file: {e}") from None
     if len(rows) < 2:
         raise DataError(f"hierarchy file {path}: needs a header row and at least one value row")
-    width = len(rows[0])
-    body = rows[1:]
-    for i, r in enumerate(body, start=2):
+    return rows
+
+
+def is_edge_header(header: list[str]) -> bool:
+    return tuple(c.lower() for c in header) == EDGE_HEADER
+
+
+def load_taxonomy_csv(path: Path, attribute: str) -> HierarchyTable:
+    """Read a taxonomy: a wide CSV (header row, then one row per base value, one column per level) or,
+    when the header is ``child,parent``, an edge table (`edge_table`)."""
+    rows = read_hierarchy_csv(path, _field(attribute) + ".hierarchy")
+    if is_edge_header(rows[0][1]):
+        return edge_table(attribute, rows[1:], str(path))
+    width = len(rows[0][1])
+    body = [r for _, r in rows[1:]]
+    for i, r in rows[1:]:
         if len(r) != width:
             raise DataError(f"hierarchy file {path}, line {i}: {len(r)} columns, the header has {width}")
-    labels = [[r[j].strip() for r in body] for j in range(width)]
+    labels = [[r[j] for r in body] for j in range(width)]
     table = HierarchyTable(attribute, labels[0], labels, source=str(path))
     table.validate()
     return table
+
+
+@dataclass
+class EdgeTree:
+    """A parent-child edge table read as a graph (before it is known to be a tree).
+
+    parents:  child -> its distinct parents in file order (a tree gives each exactly one);
+    lines:    child -> the file lines that name it as a child;
+    leaves:   children that are nobody's parent, in file order (the base values);
+    roots:    parents that are nobody's child, in file order (a tree has exactly one);
+    malformed: [(line, row, why)] rows that are not two non-empty cells, or name a node as its own parent.
+    """
+
+    parents: dict[str, list[str]]
+    lines: dict[str, list[int]]
+    leaves: list[str]
+    roots: list[str]
+    malformed: list[tuple[int, list[str], str]]
+
+    @classmethod
+    def read(cls, rows: list[tuple[int, list[str]]]) -> "EdgeTree":
+        parents: dict[str, list[str]] = {}
+        lines: dict[str, list[int]] = {}
+        malformed = []
+        for i, r in rows:
+            if len(r) != 2 or not r[0] or not r[1]:
+                malformed.append((i, r, "a row needs two non-empty cells: child,parent"))
+                continue
+            if r[0] == r[1]:
+                malformed.append((i, r, "a node cannot be its own parent"))
+                continue
+            ups = parents.setdefault(r[0], [])
+            if r[1] not in ups:
+                ups.append(r[1])
+            lines.setdefault(r[0], []).append(i)
+        named_parents = dict.fromkeys(p for ups in parents.values() for p in ups)
+        leaves = [c for c in parents if c not in named_parents]
+        roots = [p for p in named_parents if p not in parents]
+        return cls(parents, lines, leaves, roots, malformed)
+
+    def cycles(self) -> list[list[str]]:
+        """Cycles of parent links (following each node's first parent), each once, as [a, b, ..., a]."""
+        out, done = [], set()
+        for start in self.parents:
+            path, on_path = [], {}
+            node = start
+            while node in self.parents and node not in done and node not in on_path:
+                on_path[node] = len(path)
+                path.append(node)
+                node = self.parents[node][0]
+            if node in on_path:
+                out.append(path[on_path[node]:] + [node])
+            done.update(path)
+        return out
+
+    def problems(self) -> dict[str, list]:
+        """Every way the edge table fails to be a tree (the keys of `tree_problems`, plus its own)."""
+        return {
+            "malformed_rows": [{"line": i, "row": r, "why": why} for i, r, why in self.malformed],
+            "duplicates": [{"value": c, "rows": len(ls), "lines": ls} for c, ls in self.lines.items() if len(ls) > 1],
+            "two_parents": [{"level": None, "label": c, "parents": ups, "lines": self.lines[c]}
+                            for c, ups in self.parents.items() if len(ups) > 1],
+            "not_nesting": [],   # a tree always nests: broken nesting shows as two parents or a cycle
+            "cycles": self.cycles(),
+            "several_roots": list(self.roots) if len(self.roots) > 1 else [],
+        }
+
+    def path_to_root(self, leaf: str) -> list[str]:
+        path = [leaf]
+        while path[-1] in self.parents:
+            path.append(self.parents[path[-1]][0])
+        return path
+
+
+def edge_table(attribute: str, rows: list[tuple[int, list[str]]], source: str) -> HierarchyTable:
+    """A hierarchy from a parent-child edge table: rows ``child,parent`` (header ``child,parent``).
+
+    The leaves (children that are nobody's parent) are the base values as they are in the data; the
+    root (the one parent that is nobody's child) is the top level; the height is the depth of the
+    deepest leaf. The table must be a tree: one parent per child, one root, no cycles, no duplicate
+    rows for a child. Leaves may sit at different depths: levels are counted down from the root
+    (level H - t holds the nodes at depth t), and a leaf shallower than the deepest keeps its own
+    label on the levels below its depth. With root '*' -> Europe -> {France, Germany} and
+    '*' -> Unknown, "Unknown" is its own label at levels 0 and 1 and '*' at level 2, while France
+    becomes Europe at level 1.
+    """
+    tree = EdgeTree.read(rows)
+    where = f"hierarchy for '{attribute}' ({source})"
+    problems = tree.problems()
+    if problems["malformed_rows"]:
+        p = problems["malformed_rows"][0]
+        raise DataError(f"{where}, line {p['line']}: {p['why']}; got {','.join(p['row'])!r}")
+    if problems["two_parents"]:
+        p = problems["two_parents"][0]
+        raise DataError(f"{where}: {p['label']!r} has two parents ({p['parents'][0]!r} and {p['parents'][1]!r}, "
+                        f"lines {p['lines']}); a hierarchy must be a tree")
+    if problems["duplicates"]:
+        p = problems["duplicates"][0]
+        raise DataError(f"{where}: child {p['value']!r} appears on lines {p['lines']}; give each child one row")
+    if problems["cycles"]:
+        raise DataError(f"{where}: the parent links form a cycle ({' -> '.join(problems['cycles'][0])}); a "
+                        "hierarchy must be a tree")
+    if problems["several_roots"]:
+        shown = ", ".join(map(repr, problems["several_roots"][:5]))
+        raise DataError(f"{where}: {len(problems['several_roots'])} roots ({shown}); a tree has one root: add a "
+                        "row ROOT,* for each of them")
+    paths = [tree.path_to_root(leaf) for leaf in tree.leaves]
+    height = max(len(p) for p in paths) - 1
+    # level j of a leaf at depth d is its ancestor at depth min(d, height - j): path[max(0, d - height + j)]
+    labels = [[p[max(0, len(p) - 1 - height + j)] for p in paths] for j in range(height + 1)]
+    table = HierarchyTable(attribute, list(tree.leaves), labels, source=source)
+    table.validate()
+    return table
+
+
+def file_problems(path: Path) -> dict:
+    """A hierarchy CSV (wide or edge table) checked whole, every problem listed (`sqlanon hierarchy check`).
+
+    Returns format ("wide" | "edges"), column (a wide file's first header cell: the data column it
+    describes), values (the base values, first occurrence order), inner_labels (labels above level 0),
+    height (None when cycles leave it undefined), problems (the keys of `tree_problems` and
+    `EdgeTree.problems`, each a list; empty lists when clean) and notes (leaf depths of an edge table
+    whose leaves sit at several depths: allowed, see `edge_table`).
+    """
+    rows = read_hierarchy_csv(path, "FILE")
+    header = rows[0][1]
+    notes: dict = {}
+    if is_edge_header(header):
+        tree = EdgeTree.read(rows[1:])
+        problems = tree.problems()
+        height = None
+        if not problems["cycles"] and tree.leaves:
+            depths: dict[int, int] = {}
+            for leaf in tree.leaves:
+                d = len(tree.path_to_root(leaf)) - 1
+                depths[d] = depths.get(d, 0) + 1
+            height = max(depths)
+            if len(depths) > 1:
+                notes["leaf_depths"] = dict(sorted(depths.items()))
+        inner = [p for ups in tree.parents.values() for p in ups]
+        return {"format": "edges", "column": None, "values": list(tree.leaves), "inner_labels": sorted(set(inner)),
+                "height": height, "problems": problems, "notes": notes}
+    width = len(header)
+    malformed = [{"line": i, "row": r, "why": f"{len(r)} columns, the header has {width}"}
+                 for i, r in rows[1:] if len(r) != width]
+    body = [r for _, r in rows[1:] if len(r) == width]
+    labels = [[r[j] for r in body] for j in range(width)]
+    problems = {"malformed_rows": malformed, **tree_problems(labels[0], labels), "cycles": [], "several_roots": []}
+    inner = {label for level in labels[1:] for label in level}
+    return {"format": "wide", "column": header[0], "values": list(dict.fromkeys(labels[0])),
+            "inner_labels": sorted(inner), "height": width - 1, "problems": problems, "notes": notes}
 
 
 def _number(v: str, attribute: str) -> float:

@@ -1,0 +1,749 @@
+"""The release report: one self-contained HTML page about a release (`sqlanon report`, `run.report()`).
+
+It shows the policy; the chosen lattice node and why (its utility metrics against every other
+minimal node: the policy's metric picks the smallest, ties broken by height, then by levels, as in
+`Anonymization.choose`); a picture of the lattice with the satisfying, minimal and chosen nodes
+marked; the minimal nodes' levels per attribute; the class-size histogram; each privacy model's
+required and achieved values; the homogeneity and similarity attacks on the release (TKDD Section
+3.1; Li et al., ICDE 2007, Section 3; see `sqlanon.attacks`); and the utility metrics.
+
+Everything is recomputed in the database from the policy (`report_from_manifest` reloads the
+manifest's policy, hierarchies and chosen levels): the lattice search, one GROUP BY per node for class
+sizes and sensitive counts, the attacks. Python only draws what comes back (per-class sizes, per-node
+flags), never the rows.
+
+The page is self-contained: inline CSS and SVG, no script, no font or image from anywhere, and a
+Content-Security-Policy that forbids the browser to fetch anything (a page that tried would log an
+error, which the Chromium test looks for).
+
+The lattice picture: up to `HASSE_MAX_NODES` nodes it is the Hasse diagram (every node, every edge
+to its direct generalizations, the most general node on top). Larger lattices (Adult's 8
+quasi-identifiers: 4,320 nodes) are drawn as nodes by level: one band per generalization height, a
+square per node (not satisfying, then minimal, then the other satisfying nodes, each group in
+lexicographic order), minimal nodes circled and the chosen one marked; edges are left out since they
+would be unreadable. Beside it, a parallel-coordinates chart gives each minimal node's level on each
+attribute.
+
+`external=True` leaves out what reveals small cells (a cell: a number of rows, or of persons with an
+entity key, below `min_cell`, default 10): every such count is printed as "< min_cell" (the smallest
+class size, the rows an attack exposes and its share of the release, exposed rows per disclosed
+value, suppressed rows, the rows per histogram bin); the histogram's bins below `min_cell` are merged
+into one; the attacks' example blocks (labels, sizes and disclosed values) are left out; and when
+fewer than `min_cell` rows were suppressed, the source's row count (and the suppression budget in
+rows) and discernibility (of every node, so the best one's value cannot stand in for the chosen one's)
+are withheld too, since either, with the release's own row count, gives the number of suppressed
+rows. Counts of classes (not of rows), the lattice, the privacy values other than k, and the other
+metrics of nodes are kept.
+"""
+from __future__ import annotations
+
+import copy
+import html
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import yaml
+from markupsafe import Markup
+
+from . import __version__
+from .anonymizer import Anonymization, Candidate
+from .attacks import release_attacks
+from .errors import DataError, PolicyError
+from .lattice import direct_generalizations
+from .metrics import METRICS, all_metrics
+
+MIN_CELL = 10
+HASSE_MAX_NODES = 300
+MAX_MINIMAL_ROWS = 200      # rows of the minimal-nodes table (the best by the policy's metric)
+
+COLORS = {"unsat": "#d4d4d4", "sat": "#9fd38a", "minimal": "#1b7837", "chosen": "#d7301f"}
+METRIC_TEXT = {
+    "height": "generalization height: the sum of the node's levels",
+    "avg_class_size": "average class size: released rows / classes",
+    "discernibility": "discernibility: the sum of squared class sizes, plus |D| for every suppressed row",
+    "kl_divergence": "KL-divergence between the original's distribution over Q x S and the release's "
+                     "(TKDD Section 6)",
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# numbers, and which of them are small cells
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if not math.isfinite(x):
+            return str(x)
+        if x.is_integer() and abs(x) < 1e15:
+            return f"{int(x):,}"
+        return f"{x:,.4f}".rstrip("0").rstrip(".") if abs(x) >= 1e-3 else f"{x:.3g}"
+    return str(x)
+
+
+@dataclass
+class Cells:
+    """How counts of rows (persons) are printed: exactly, or, in an external report, hidden below min_cell."""
+
+    external: bool
+    min_cell: int
+
+    def hidden(self, n) -> bool:
+        return self.external and n is not None and 0 < int(n) < self.min_cell
+
+    def count(self, n) -> Markup:
+        if self.hidden(n):
+            return Markup('<span class="count masked" title="fewer than {0}: not shown in an external report">'
+                          '&lt; {0}</span>').format(self.min_cell)
+        return Markup('<span class="count" data-count="{0}">{1}</span>').format(int(n), _fmt(int(n)))
+
+    def share(self, n, total) -> str:
+        if self.hidden(n) or not total:
+            return "-" if not total else f"< {100 * self.min_cell / total:.2g} %"
+        return f"{100 * n / total:.2f} %"
+
+
+# --------------------------------------------------------------------------------------------------
+# the data of a report
+
+@dataclass
+class ReportOptions:
+    external: bool = False
+    min_cell: int = MIN_CELL
+    threshold: float = 0.95          # the second homogeneity attack: the top value's share of a block
+    groups: object = None            # similarity attack groups (a CSV path or a mapping), else the hierarchy
+    group_level: int = 1
+    examples: int = 5                # exposed blocks listed per attack (internal report only)
+
+    def check(self) -> None:
+        if isinstance(self.min_cell, bool) or not isinstance(self.min_cell, int) or self.min_cell < 1:
+            raise PolicyError("--min-cell", f"must be a positive integer; got {self.min_cell!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
+                or not 0 < self.threshold <= 1:
+            raise PolicyError("--threshold", f"must be a share in (0, 1], for example 0.95; got {self.threshold!r}")
+
+
+def _relative(source: str, base_dir: Path) -> str:
+    """A hierarchy file as the policy names it (relative to the policy's folder), a generator as it is."""
+    try:
+        return str(Path(source).relative_to(base_dir))
+    except ValueError:
+        return source
+
+
+def _ensure_searched(run: Anonymization) -> None:
+    """The search, the scored minimal nodes and the chosen node, whatever the run already did."""
+    if run.result is None:
+        chosen = run.chosen           # `use_node` (sqlanon apply) chose without searching
+        run.search()
+        run.score_minimal()
+        run.chosen = chosen
+    elif len(run.candidates) != len(run.result.minimal):
+        run.score_minimal()
+    if run.chosen is None:
+        run.choose()
+
+
+def _ranked(run: Anonymization) -> list[Candidate]:
+    metric = run.policy.utility
+    return sorted(run.candidates, key=lambda c: (c.metrics[metric], c.metrics["height"], tuple(c.levels.values())))
+
+
+def _node_states(run: Anonymization, chosen: tuple) -> dict[tuple, str]:
+    minimal = set(run.result.minimal)
+    out = {}
+    for node in run.lattice.nodes():
+        out[node] = ("chosen" if node == chosen else "minimal" if node in minimal
+                     else "sat" if node in run.result.satisfying else "unsat")
+    return out
+
+
+def _histogram(sizes: np.ndarray, cells: Cells) -> list[dict]:
+    """Class sizes in bins 1, 2, 5, 10, 20, 50, ...; an external report merges the bins below min_cell."""
+    top = int(sizes.max()) if len(sizes) else 1
+    edges = [1]
+    step = 0
+    while edges[-1] <= top:
+        edges.append((1, 2, 5)[(step + 1) % 3] * 10 ** ((step + 1) // 3))
+        step += 1
+    if cells.external:
+        edges = [1, cells.min_cell] + [e for e in edges if e > cells.min_cell]
+    bins = []
+    for lo, hi in zip(edges, edges[1:]):
+        inside = sizes[(sizes >= lo) & (sizes < hi)]
+        label = (f"< {hi}" if cells.external and lo == 1 and hi == cells.min_cell
+                 else str(lo) if hi == lo + 1 else f"{lo}-{hi - 1}")
+        bins.append({"label": label, "lo": lo, "hi": hi, "classes": int(len(inside)), "rows": int(inside.sum())})
+    while len(bins) > 1 and bins[-1]["classes"] == 0:
+        bins.pop()
+    while len(bins) > 1 and bins[0]["classes"] == 0 and not (cells.external and bins[0]["lo"] == 1):
+        bins.pop(0)
+    return bins
+
+
+def _models(run: Anonymization, result) -> list[dict]:
+    """Each privacy model of the policy, what it requires and what the released classes achieve."""
+    names = [s.name for s in run.fs.sensitives]
+    counts = run.fs.node_counts(result.levels, sensitive=names)
+    keep = result.ok if result.suppressed_rows else np.ones(len(counts.sizes), dtype=bool)
+    first = names[0] if names else None
+    out = []
+    for c in run.criteria:
+        if getattr(c, "multi_attribute", False):
+            achieved = {}
+        elif c.needs_sensitive:
+            achieved = c.achieved(counts.sensitive[c.sensitive or first][keep])
+        else:
+            achieved = c.achieved(counts.sizes[keep][:, None])
+        out.append({"model": c.describe(), "attribute": (c.sensitive or first) if c.needs_sensitive else None,
+                    "achieved": achieved})
+    return out
+
+
+def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: list[str] = (),
+                   manifest_path: str | None = None) -> dict:
+    """Everything the page shows, computed from the run (searching and choosing first if needed)."""
+    options = options or ReportOptions()
+    options.check()
+    _ensure_searched(run)
+    cells = Cells(options.external, options.min_cell)
+    lat = run.lattice
+    chosen = run.chosen
+    result = chosen.result
+    unit = "persons" if run.policy.entity_key else "rows"
+    released = int(result.released_sizes.sum())
+    hide_suppression = cells.hidden(result.suppressed_rows)
+    reports = release_attacks(run, dict(chosen.levels), threshold=options.threshold, groups=options.groups,
+                              level=options.group_level, examples=0 if options.external else options.examples)
+    similarity = any(r.attack == "similarity" for r in reports)
+    ranked = _ranked(run)
+    chosen_node = lat.node(chosen.levels)
+    metric = run.policy.utility
+    values = [c.metrics[metric] for c in ranked]
+    rank = next((i for i, c in enumerate(ranked) if lat.node(c.levels) == chosen_node), None)
+    warnings = list(warnings)
+    if rank is None:
+        warnings.append("the chosen node is not one of the minimal satisfying nodes of the data as it is now")
+    if not result.satisfied:
+        warnings.append("the chosen node does NOT satisfy the policy on the data as it is now")
+    return {
+        "options": options, "cells": cells, "unit": unit, "version": __version__,
+        "release": run.policy.release.name, "source": run.policy.source.label, "engine": run.backend.engine,
+        "manifest": manifest_path, "warnings": warnings,
+        "rows": None if hide_suppression else run.fs.rows, "released": released,
+        "policy_yaml": yaml.safe_dump(run.policy.normalized(), sort_keys=False, allow_unicode=True),
+        "qis": [{"name": q.name, "height": q.height, "level": chosen.levels[q.name],
+                 "labels": q.hierarchy.domain_sizes()[chosen.levels[q.name]], "base_values": len(q.hierarchy.values),
+                 "source": _relative(q.hierarchy.source, run.policy.base_dir)} for q in run.fs.qis],
+        "chosen": chosen, "chosen_node": chosen_node, "hide_discernibility": hide_suppression,
+        "metric": metric, "metric_text": METRIC_TEXT[metric], "metric_texts": METRIC_TEXT,
+        "rank": rank, "ranked": ranked[:MAX_MINIMAL_ROWS], "minimal_count": len(ranked),
+        "runner_up": next((c for c in ranked if lat.node(c.levels) != chosen_node), None),
+        "metric_range": (min(values), max(values)) if values else (None, None),
+        "lattice": {"nodes": lat.size, "evaluated": run.result.evaluated, "satisfying": len(run.result.satisfying),
+                    "minimal": len(run.result.minimal), "names": lat.names, "heights": lat.heights},
+        "states": _node_states(run, chosen_node),
+        "classes": result.classes, "sizes": result.released_sizes,
+        "histogram": _histogram(result.released_sizes, cells),
+        "models": _models(run, result), "achieved": run.achieved(result),
+        "max_suppression": run.policy.max_suppression, "budget": run.checker.budget,
+        "suppressed": result.suppressed_rows,
+        "attacks": reports, "similarity": similarity,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# pictures (inline SVG)
+
+def _svg(width: int, height: int, body: list[str], label: str) -> Markup:
+    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+                  f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(label)}">'
+                  + "".join(body) + "</svg>")
+
+
+def _node_title(names, node, state) -> str:
+    what = {"chosen": "chosen (minimal)", "minimal": "minimal, satisfies", "sat": "satisfies",
+            "unsat": "does not satisfy"}[state]
+    return html.escape(", ".join(f"{n}={v}" for n, v in zip(names, node)) + f": {what}")
+
+
+def lattice_svg(names, heights, states: dict[tuple, str]) -> Markup:
+    """The Hasse diagram for small lattices, nodes by level for large ones (see the module docstring)."""
+    if len(states) <= HASSE_MAX_NODES:
+        return _hasse_svg(names, heights, states)
+    return _levels_svg(names, heights, states)
+
+
+def _by_height(states) -> dict[int, list[tuple]]:
+    rows: dict[int, list[tuple]] = {}
+    for node in sorted(states):
+        rows.setdefault(sum(node), []).append(node)
+    return rows
+
+
+def _hasse_svg(names, heights, states) -> Markup:
+    rows = _by_height(states)
+    top = max(rows)
+    width, gap_y, margin = 960, 56, 30
+    labels = len(states) <= 40
+    height = margin * 2 + top * gap_y + (14 if labels else 0)
+    pos = {}
+    for h, nodes in rows.items():
+        step = min(90 if labels else 40, (width - 2 * margin) / max(len(nodes), 1))
+        for i, node in enumerate(nodes):
+            pos[node] = (width / 2 + (i - (len(nodes) - 1) / 2) * step, margin + (top - h) * gap_y)
+    body = ['<g class="edges" stroke="#b0b0b0" stroke-width="1">']
+    for node, (x, y) in pos.items():
+        for up in direct_generalizations(node, heights):
+            ux, uy = pos[up]
+            body.append(f'<line class="edge" x1="{x:.1f}" y1="{y:.1f}" x2="{ux:.1f}" y2="{uy:.1f}"/>')
+    body.append("</g>")
+    for node, (x, y) in pos.items():
+        state = states[node]
+        r = {"chosen": 9, "minimal": 7}.get(state, 5)
+        stroke = ' stroke="#000" stroke-width="2"' if state == "chosen" else ""
+        body.append(f'<circle class="node {state}" cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{COLORS[state]}"{stroke}>'
+                    f'<title>{_node_title(names, node, state)}</title></circle>')
+        if labels:
+            body.append(f'<text x="{x:.1f}" y="{y + r + 12:.1f}" text-anchor="middle" class="nodelabel">'
+                        f'{",".join(map(str, node))}</text>')
+    return _svg(width, int(height), body, "lattice: Hasse diagram")
+
+
+def _levels_svg(names, heights, states) -> Markup:
+    order = {"unsat": 0, "minimal": 1, "chosen": 1, "sat": 2}
+    rows = _by_height(states)
+    cell, per_row, left, band_gap = 6, 150, 150, 5
+    width = left + per_row * cell + 120
+    paths = {s: [] for s in COLORS}
+    marks, texts = [], []
+    y = 10
+    for h in sorted(rows, reverse=True):           # the most general node on top
+        nodes = sorted(rows[h], key=lambda n: (order[states[n]], n))
+        n_rows = math.ceil(len(nodes) / per_row)
+        sat = sum(states[n] != "unsat" for n in nodes)
+        band = max(n_rows * cell, 12)                 # room for the band's text
+        mid = y + band / 2 + 4
+        texts.append(f'<text x="{left - 8}" y="{mid:.1f}" text-anchor="end" class="axis">height {h}: '
+                     f'{len(nodes):,} node{"s" if len(nodes) != 1 else ""}</text>')
+        texts.append(f'<text x="{left + per_row * cell + 8}" y="{mid:.1f}" class="axis">{sat:,} satisfy</text>')
+        for i, node in enumerate(nodes):
+            r, c = divmod(i, per_row)
+            in_row = min(per_row, len(nodes) - r * per_row)
+            x = left + (per_row - in_row) * cell / 2 + c * cell
+            yy = y + (band - n_rows * cell) / 2 + r * cell
+            paths[states[node]].append(f"M{x:.0f} {yy:.0f}h{cell - 1}v{cell - 1}h-{cell - 1}z")
+            if states[node] in ("minimal", "chosen"):
+                big = states[node] == "chosen"
+                marks.append(f'<circle class="node {states[node]}" cx="{x + cell / 2:.1f}" cy="{yy + cell / 2:.1f}" '
+                             f'r="{7 if big else 4}" fill="{COLORS[states[node]]}" stroke="#000" '
+                             f'stroke-width="{1.5 if big else 0.6}"><title>{_node_title(names, node, states[node])}'
+                             "</title></circle>")
+        y += band + band_gap
+    body = [f'<path class="nodes {s}" fill="{COLORS[s]}" d="{"".join(p)}"/>' for s, p in paths.items() if p]
+    # the chosen node last, so it is drawn over its neighbours
+    marks.sort(key=lambda m: 'class="node chosen"' in m)
+    return _svg(width, y + 4, body + marks + texts, "lattice: nodes by generalization height")
+
+
+def minimal_levels_svg(names, heights, ranked: list[Candidate], chosen_node: tuple) -> Markup:
+    """Parallel coordinates: one axis per quasi-identifier (level 0 at the bottom), one line per minimal node."""
+    width, height, top, bottom, left = 960, 240, 20, 50, 40
+    step = (width - 2 * left) / max(len(names) - 1, 1)
+    xs = [left + i * step for i in range(len(names))]
+
+    def y(level, h):
+        return top + (height - top - bottom) * (1 - (level / h if h else 0))
+    body = []
+    for x, name, h in zip(xs, names, heights):
+        body.append(f'<line x1="{x:.1f}" y1="{y(0, h):.1f}" x2="{x:.1f}" y2="{y(h, h):.1f}" stroke="#888"/>')
+        for lvl in range(h + 1):
+            body.append(f'<text x="{x - 6:.1f}" y="{y(lvl, h) + 4:.1f}" text-anchor="end" class="tick">{lvl}</text>')
+        body.append(f'<text x="{x:.1f}" y="{height - bottom + 22}" text-anchor="middle" class="axis">'
+                    f'{html.escape(name)}</text>')
+    lines = []
+    for c in ranked:
+        node = tuple(c.levels[n] for n in names)
+        pts = " ".join(f"{x:.1f},{y(lvl, h):.1f}" for x, lvl, h in zip(xs, node, heights))
+        is_chosen = node == chosen_node
+        line = (f'<polyline class="{"chosen" if is_chosen else "minimal"}" points="{pts}" fill="none" '
+                f'stroke="{COLORS["chosen"] if is_chosen else COLORS["minimal"]}" '
+                f'stroke-width="{3.5 if is_chosen else 1.5}" stroke-opacity="{1 if is_chosen else 0.35}">'
+                f'<title>{_node_title(names, node, "chosen" if is_chosen else "minimal")}</title></polyline>')
+        lines.append((is_chosen, line))
+    body += [line for _, line in sorted(lines, key=lambda t: t[0])]
+    return _svg(width, height, body, "levels of the minimal nodes")
+
+
+def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[str] = frozenset()) -> Markup:
+    """One strip per utility metric: every minimal node a dot, the chosen node in red (smaller is better)."""
+    width, row, left, right = 960, 44, 120, 190
+    shown = [m for m in METRICS if m not in hide]
+    body = []
+    for i, m in enumerate(shown):
+        y = 24 + i * row
+        vals = [c.metrics.get(m) for c in ranked]
+        vals = [v for v in vals if v is not None]
+        if not vals:
+            continue
+        lo, hi = min(vals), max(vals)
+
+        def x(v):
+            return left + (width - left - right) * ((v - lo) / (hi - lo) if hi > lo else 0.5)
+        body.append(f'<text x="{left - 10}" y="{y + 4}" text-anchor="end" class="axis">{m}</text>')
+        body.append(f'<line x1="{left}" y1="{y}" x2="{width - right}" y2="{y}" stroke="#999"/>')
+        body.append(f'<text x="{left}" y="{y + 20}" class="tick">{html.escape(_fmt(lo))}</text>')
+        body.append(f'<text x="{width - right}" y="{y + 20}" text-anchor="end" class="tick">{html.escape(_fmt(hi))}</text>')
+        chosen_dot = ""
+        for c in ranked:
+            v = c.metrics.get(m)
+            node = tuple(c.levels[n] for n in names)
+            title = html.escape(", ".join(f"{n}={lvl}" for n, lvl in zip(names, node)) + f": {m} = {_fmt(v)}")
+            if node == chosen_node:
+                chosen_dot = (f'<circle class="chosen" cx="{x(v):.1f}" cy="{y}" r="7" fill="{COLORS["chosen"]}" '
+                              f'stroke="#000" stroke-width="1.5"><title>{title} (chosen)</title></circle>'
+                              f'<text x="{width - right + 10}" y="{y + 4}" class="axis">chosen: '
+                              f'{html.escape(_fmt(v))}</text>')
+            else:
+                body.append(f'<circle class="minimal" cx="{x(v):.1f}" cy="{y}" r="5" fill="{COLORS["minimal"]}" '
+                            f'fill-opacity="0.45"><title>{title}</title></circle>')
+        body.append(chosen_dot)
+    return _svg(width, 24 + len(shown) * row, body, "utility metrics of the minimal nodes")
+
+
+def histogram_svg(bins: list[dict], unit: str) -> Markup:
+    width, height, left, bottom, top = 960, 260, 60, 50, 20
+    n = len(bins)
+    bar = min(110, (width - left - 20) / max(n, 1))
+    left += ((width - left - 20) - bar * n) / 2          # a few bins stay narrow, centred
+    peak = max((b["classes"] for b in bins), default=1) or 1
+    body = [f'<line x1="{left:.1f}" y1="{height - bottom}" x2="{left + bar * n:.1f}" y2="{height - bottom}" '
+            'stroke="#666"/>',
+            f'<text x="{left - 12:.0f}" y="{(height - bottom) / 2:.0f}" class="axis" transform="rotate(-90 '
+            f'{left - 12:.0f} {(height - bottom) / 2:.0f})" text-anchor="middle">classes</text>',
+            f'<text x="{left + bar * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
+            f'class size ({unit})</text>']
+    for i, b in enumerate(bins):
+        h = (height - bottom - top) * b["classes"] / peak
+        x = left + i * bar
+        body.append(f'<rect class="bar" x="{x + 3:.1f}" y="{height - bottom - h:.1f}" width="{bar - 6:.1f}" '
+                    f'height="{h:.1f}" fill="#4575b4"><title>{b["classes"]:,} classes of size '
+                    f'{html.escape(b["label"])}</title></rect>')
+        body.append(f'<text x="{x + bar / 2:.1f}" y="{height - bottom - h - 4:.1f}" text-anchor="middle" '
+                    f'class="tick">{b["classes"]:,}</text>')
+        body.append(f'<text x="{x + bar / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle" class="tick">'
+                    f'{html.escape(b["label"])}</text>')
+    return _svg(width, height, body, "class-size histogram")
+
+
+# --------------------------------------------------------------------------------------------------
+# the page
+
+PAGE = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string("""\
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>sqlanon release report: {{ release }}{% if options.external %} (external){% endif %}</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222; margin: 0;
+       background: #fafafa; }
+main { max-width: 1040px; margin: 0 auto; padding: 24px 28px 60px; background: #fff; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #ddd;
+padding-bottom: 4px; } .sub { color: #666; margin: 0 0 16px; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 12px; min-width: 118px; background: #fcfcfc; }
+.card b { display: block; font-size: 18px; } .card span.k { color: #666; font-size: 12px; }
+table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 8px; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+tr.chosen td { background: #fde0d9; font-weight: 600; }
+.wide { overflow-x: auto; } #minimal th, #minimal td { padding: 3px 5px; }
+pre { background: #f6f6f6; padding: 10px; overflow-x: auto; font-size: 12px; }
+.warn { background: #fff3cd; border: 1px solid #e0c36a; padding: 8px 12px; border-radius: 6px; }
+.note { color: #555; font-size: 13px; } .masked { color: #8a5a00; }
+.legend span { display: inline-block; margin-right: 14px; font-size: 13px; }
+.legend i { display: inline-block; width: 12px; height: 12px; border-radius: 6px; margin-right: 4px;
+            vertical-align: -1px; }
+svg { display: block; margin: 6px 0; max-width: 100%; height: auto; }
+svg text { font: 11px system-ui, sans-serif; fill: #333; } svg .tick { fill: #666; font-size: 10px; }
+svg .nodelabel { font-size: 9px; fill: #444; }
+.yes { color: #1b7837; font-weight: 600; } .no { color: #b2182b; font-weight: 600; }
+</style>
+</head>
+<body>
+<main>
+<h1>Release report: {{ release }}</h1>
+<p class="sub">source <b>{{ source }}</b> ({{ engine }}){% if manifest %}, manifest {{ manifest }}{% endif %};
+sqlanon {{ version }}{% if options.external %}; <b>external report</b>: counts under {{ options.min_cell }}
+{{ unit }} are not shown{% endif %}</p>
+{% for w in warnings %}<p class="warn" id="warning-{{ loop.index }}">{{ w }}</p>
+{% endfor %}
+
+<div class="cards" id="summary">
+<div class="card"><span class="k">source {{ unit }}</span><b>{% if rows is none %}withheld{% else %}{{ cells.count(rows) }}{% endif %}</b></div>
+<div class="card"><span class="k">released {{ unit }}</span><b>{{ cells.count(released) }}</b></div>
+<div class="card"><span class="k">classes</span><b>{{ "{:,}".format(classes) }}</b></div>
+<div class="card"><span class="k">suppressed {{ unit }}</span><b>{{ cells.count(suppressed) }}</b></div>
+<div class="card"><span class="k">lattice nodes / minimal</span><b>{{ "{:,}".format(lattice.nodes) }} / {{ lattice.minimal }}</b></div>
+<div class="card"><span class="k">chosen by</span><b>{{ metric }}</b></div>
+</div>
+
+<h2 id="chosen">The chosen node</h2>
+<table>
+<tr><th class="l">quasi-identifier</th><th>level</th><th>of</th><th>distinct values released</th><th>of</th><th class="l">hierarchy</th></tr>
+{% for q in qis %}
+<tr><td class="l">{{ q.name }}</td><td>{{ q.level }}</td><td>{{ q.height }}</td><td>{{ q.labels }}</td><td>{{ q.base_values }}</td><td class="l">{{ q.source }}</td></tr>
+{% endfor %}
+</table>
+<p id="why">The policy's utility metric is <b>{{ metric }}</b> ({{ metric_text }}; smaller is better).
+{% if metric not in metric_names %}Its values are withheld in this external report: fewer than {{ options.min_cell }}
+{{ unit }} were suppressed, and discernibility with the release's size would give their number.
+{% elif rank == 0 %}Of the {{ minimal_count }} minimal satisfying node{{ "s" if minimal_count != 1 }}, the chosen one has the
+smallest {{ metric }}, {{ fmt(chosen.metrics[metric]) }}{% if runner_up %}; the next best has
+{{ fmt(runner_up.metrics[metric]) }}{% endif %} (ties are broken by height, then by the levels).
+{% elif rank is not none %}The chosen node is number {{ rank + 1 }} of the {{ minimal_count }} minimal nodes by {{ metric }}.
+{% else %}The chosen node is not among the minimal nodes.{% endif %}
+A node is minimal when it satisfies the policy and no node below it (less generalized on every attribute) does.</p>
+{{ metrics_svg }}
+<div class="wide"><table id="minimal">
+<tr><th>#</th>{% for n in lattice.names %}<th>{{ n }}</th>{% endfor %}{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
+{% for c in ranked %}
+<tr class="{{ 'chosen' if node_of(c) == chosen_node else 'minimal' }}"><td>{{ loop.index }}</td>{% for n in lattice.names %}<td>{{ c.levels[n] }}</td>{% endfor %}
+{% for m in metric_names %}<td>{{ fmt(c.metrics[m]) }}</td>{% endfor %}</tr>
+{% endfor %}
+</table></div>
+{% if minimal_count > ranked|length %}<p class="note">The best {{ ranked|length }} of {{ minimal_count }} minimal nodes by {{ metric }}.</p>{% endif %}
+
+<h2 id="lattice">The lattice</h2>
+<p>{{ "{:,}".format(lattice.nodes) }} nodes (levels {% for n in lattice.names %}{{ n }} 0-{{ lattice.heights[loop.index0] }}{{ ", " if not loop.last }}{% endfor %});
+{{ "{:,}".format(lattice.satisfying) }} satisfy the policy, {{ lattice.minimal }} of them minimal;
+the search evaluated {{ "{:,}".format(lattice.evaluated) }} nodes in the database (Incognito infers the others).
+{% if hasse %}Hasse diagram: the most general node on top, a line to each direct generalization.
+{% else %}Too many nodes for a Hasse diagram: one band per generalization height (the sum of the levels, most
+general on top), a square per node; within a band the nodes that do not satisfy come first, then the minimal
+ones (circled), then the other satisfying ones.{% endif %}</p>
+<p class="legend"><span><i style="background:{{ colors.unsat }}"></i>does not satisfy</span><span><i style="background:{{ colors.sat }}"></i>satisfies</span><span><i style="background:{{ colors.minimal }}"></i>minimal</span><span><i style="background:{{ colors.chosen }}; border: 1px solid #000"></i>chosen</span></p>
+<div id="lattice-picture">{{ lattice_svg }}</div>
+<p>The minimal nodes' levels, one line per node (the chosen one in red):</p>
+<div id="minimal-levels">{{ levels_svg }}</div>
+
+<h2 id="classes">Class sizes</h2>
+<p>{{ "{:,}".format(classes) }} classes (q*-blocks) in the release{% if sizes|length %}; {{ unit }} per class: smallest
+{{ cells.count(sizes.min()) }}, median {{ fmt(median) }}, largest {{ cells.count(sizes.max()) }}{% endif %}.</p>
+{{ histogram_svg }}
+<table id="histogram">
+<tr><th class="l">class size</th><th>classes</th><th>{{ unit }}</th></tr>
+{% for b in histogram %}<tr><td class="l">{{ b.label }}</td><td>{{ "{:,}".format(b.classes) }}</td><td>{{ cells.count(b.rows) }}</td></tr>
+{% endfor %}
+</table>
+
+<h2 id="privacy">Privacy models</h2>
+<table>
+<tr><th class="l">model (required)</th><th class="l">attribute</th><th class="l">achieved by the release</th></tr>
+{% for m in models %}
+<tr><td class="l">{{ m.model }}</td><td class="l">{{ m.attribute or "-" }}</td>
+<td class="l">{% for k, v in m.achieved.items() %}{{ k }} = {% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}{{ "; " if not loop.last }}{% else %}evaluated on refined classes (multi-attribute){% endfor %}</td></tr>
+{% endfor %}
+<tr><td class="l">suppression of at most {{ fmt(max_suppression * 100) }} % of the {{ unit }}{% if rows is not none %} ({{ cells.count(budget) }}){% endif %}</td><td class="l">-</td><td class="l">{{ cells.count(suppressed) }} {{ unit }} suppressed</td></tr>
+</table>
+<p>Everything the release achieves, whatever the policy asked (<code>sqlanon check</code>'s values:
+l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_l;
+t_* the largest Earth Mover's Distance of a class):</p>
+<table id="achieved">
+{% for k, v in achieved.items() %}<tr><td class="l">{{ k }}</td><td>{% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}</td></tr>
+{% endfor %}
+</table>
+
+<h2 id="attacks">Attacks on the release</h2>
+<p>What an adversary learns from the classes alone. Homogeneity (TKDD Section 3.1): a class whose sensitive
+values are all equal (100 %), or whose most frequent value holds at least {{ fmt(options.threshold * 100) }} % of it,
+discloses that value for everyone in it. Similarity (Li et al., ICDE 2007): the values of a class differ but
+all fall in one semantic group.
+{% if not similarity %}<br><span class="note">Similarity attack not run: the policy gives the sensitive attribute
+no hierarchy (semantic groups); give one (<code>sensitive: {ATTR: {hierarchy: FILE.csv}}</code>) or pass
+<code>--groups FILE.csv</code>.</span>{% endif %}</p>
+<table id="attack-table">
+<tr><th class="l">attack</th><th class="l">attribute</th><th>classes</th><th>exposed classes</th><th>exposed {{ unit }}</th><th>share of the release</th><th class="l">exposed {{ unit }} per disclosed value</th></tr>
+{% for r in attacks %}
+<tr class="attack"><td class="l">{{ attack_name(r) }}</td><td class="l">{{ r.sensitive }}</td><td>{{ "{:,}".format(r.blocks) }}</td>
+<td>{{ "{:,}".format(r.affected_blocks) }}</td><td>{{ cells.count(r.exposed_rows) }}</td><td>{{ cells.share(r.exposed_rows, r.rows) }}</td>
+<td class="l">{% for value, n in r.by_disclosed.items() %}{{ value }}: {{ cells.count(n) }}{{ "; " if not loop.last }}{% else %}none{% endfor %}</td></tr>
+{% endfor %}
+</table>
+{% if not options.external %}
+{% for r in attacks if r.examples %}
+<p>Largest exposed classes, {{ attack_name(r) }}:</p>
+<table class="examples">
+<tr>{% for n in lattice.names %}<th class="l">{{ n }}</th>{% endfor %}<th>{{ unit }}</th><th class="l">disclosed</th><th>share</th></tr>
+{% for e in r.examples %}<tr>{% for n in lattice.names %}<td class="l">{{ e.block[n] }}</td>{% endfor %}<td>{{ cells.count(e.rows) }}</td><td class="l">{{ e.disclosed }}</td><td>{{ fmt(e.share * 100) }} %</td></tr>
+{% endfor %}
+</table>
+{% endfor %}
+{% else %}
+<p class="note">The external report leaves out the exposed classes themselves (their labels, sizes and
+disclosed values).</p>
+{% endif %}
+
+<h2 id="utility">Utility metrics</h2>
+<table id="utility-table">
+<tr><th class="l">metric</th><th>chosen node</th><th>best minimal node</th><th>worst minimal node</th><th class="l">what it measures</th></tr>
+{% for m in metric_names %}
+<tr><td class="l">{{ m }}{% if m == metric %} (the policy's){% endif %}</td>
+<td>{{ fmt(chosen.metrics[m]) }}</td>
+<td>{{ fmt(best(m)) }}</td><td>{{ fmt(worst(m)) }}</td><td class="l">{{ metric_texts[m] }}</td></tr>
+{% endfor %}
+</table>
+
+<h2 id="policy">Policy</h2>
+<pre>{{ policy_yaml }}</pre>
+{% if options.external %}
+<p class="note" id="external-note">External report: every count of {{ unit }} below {{ options.min_cell }} is shown
+as "&lt; {{ options.min_cell }}" (the smallest class, the {{ unit }} an attack exposes and their share, exposed
+{{ unit }} per disclosed value, suppressed {{ unit }}, {{ unit }} per histogram bin); histogram bins below
+{{ options.min_cell }} are merged; the attacks' example classes are left out; and when fewer than
+{{ options.min_cell }} {{ unit }} were suppressed, the source's size and the chosen node's discernibility are
+withheld, discernibility for every node (with the release's size either would give the suppressed count).</p>
+{% endif %}
+</main>
+</body>
+</html>
+""")
+
+
+def _attack_name(r) -> str:
+    if r.attack == "similarity":
+        return "similarity (one semantic group)"
+    return "homogeneity (all equal)" if r.threshold >= 1 else f"homogeneity (top value >= {r.threshold * 100:g} %)"
+
+
+def render(context: dict) -> str:
+    ctx = context
+    lat = ctx["lattice"]
+    names, heights = lat["names"], lat["heights"]
+    ranked = ctx["ranked"]
+    hide = {"discernibility"} if ctx["hide_discernibility"] else set()
+    all_values = {m: [c.metrics[m] for c in ranked] for m in METRICS}
+    return PAGE.render(
+        **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide], hasse=len(ctx["states"]) <= HASSE_MAX_NODES,
+        node_of=lambda c: tuple(c.levels[n] for n in names), attack_name=_attack_name,
+        median=float(np.median(ctx["sizes"])) if len(ctx["sizes"]) else None,
+        best=lambda m: min(all_values[m], default=None),
+        worst=lambda m: max(all_values[m], default=None),
+        metrics_svg=metrics_svg(ranked, ctx["chosen_node"], names, hide),
+        lattice_svg=lattice_svg(names, heights, ctx["states"]),
+        levels_svg=minimal_levels_svg(names, heights, ranked, ctx["chosen_node"]),
+        histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]))
+
+
+def _write_atomically(path: Path, text: str) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        raise PolicyError("--out", f"{path} is a folder; give a file name ending in .html")
+    if not path.parent.exists():
+        raise PolicyError("--out", f"folder {path.parent} does not exist")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise PolicyError("--out", f"cannot write {path}: {e.strerror}") from None
+    return path
+
+
+def write_report(run: Anonymization, path, external: bool = False, warnings: list[str] = (),
+                 manifest_path: str | None = None, **options) -> Path:
+    """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
+    context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path)
+    return _write_atomically(Path(path), render(context))
+
+
+# --------------------------------------------------------------------------------------------------
+# from a manifest
+
+def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
+    if db is not None:
+        path = Path(db)
+    elif manifest.get("database"):
+        path = Path(manifest["database"])
+        if not path.is_absolute() and not path.exists():
+            path = manifest_path.resolve().parent / path    # written relative to where sqlanon ran
+    else:
+        return None
+    if not path.exists():
+        raise DataError(f"database {path} (the manifest's release database, holding the source table) does not "
+                        "exist; give --db")
+    return path.resolve()
+
+
+def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymization, dict, list[str]]:
+    """The manifest's policy and hierarchies on the data as it is now, searched, with the manifest's node
+    chosen; and warnings where the data or hierarchies differ from what the manifest recorded.
+
+    The source is only read: a DuckDB table source is attached read-only into an in-memory database
+    (the manifest's `database` when the policy names none), files through DuckDB's readers.
+    """
+    from .applying import _read_manifest
+    from .policy import load_policy
+    manifest_path = Path(manifest_path)
+    manifest = _read_manifest(manifest_path)
+    raw = copy.deepcopy(manifest["policy"])
+    base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
+    source = dict(raw.get("source") or {})
+    if source.get("engine", "duckdb") == "duckdb" and "table" in source and not any(
+            k in source for k in ("database", "csv", "parquet", "query")):
+        database = _database_for(manifest, manifest_path, db)
+        if database is not None:
+            source["database"] = str(database)
+            raw["source"] = source
+    levels = manifest["chosen"].get("levels")
+    if not isinstance(levels, dict):
+        raise PolicyError("MANIFEST.chosen.levels", f"missing from {manifest_path}")
+    run = Anonymization(load_policy(raw, base_dir=base_dir), db=":memory:", progress=progress)
+    try:
+        warnings = []
+        for q in run.fs.qis:
+            recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
+            if recorded and recorded != q.hierarchy.digest():
+                warnings.append(f"the hierarchy of {q.name} ({q.hierarchy.source}) differs from the one the manifest "
+                                "recorded: this report describes the hierarchy as it is now")
+        recorded_rows = (manifest.get("source") or {}).get("rows")
+        if recorded_rows is not None and recorded_rows != run.fs.rows:
+            warnings.append("the source's size differs from the one the manifest recorded: this report describes "
+                            "the data as it is now")
+        run.search()
+        run.progress.done()
+        run.score_minimal()
+        node = run.evaluate(levels)      # checks the levels against the lattice (one line, exit 2, if bad)
+        match = [c for c in run.candidates if c.levels == {q: levels[q] for q in run.lattice.names}]
+        run.chosen = match[0] if match else Candidate(dict(node.levels), node, all_metrics(run.fs, node))
+    except BaseException:
+        run.close()
+        raise
+    return run, manifest, warnings
+
+
+def report_from_manifest(manifest_path, out=None, external: bool = False, db=None, progress=None,
+                         **options) -> Path:
+    """`sqlanon report MANIFEST`: recompute the release's report from its manifest and write it.
+
+    `out` defaults to the manifest's name with .html (.external.html for an external report).
+    """
+    manifest_path = Path(manifest_path)
+    if out is None:
+        out = manifest_path.with_suffix(".external.html" if external else ".html")
+    run, _, warnings = open_manifest_run(manifest_path, db, progress)
+    with run:
+        return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
+                            **options)

@@ -1,0 +1,206 @@
+"""`sqlanon report` / `run.report()`: what the release report says, checked against hand-computed values
+of the l-diversity paper's hospital table (TKDD Figure 1) and a brute-force pass over the lattice; the
+external variant's masking of small cells; the report recomputed from a manifest; bad input."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import sqlanon
+from sqlanon.cli import main
+from sqlanon.lattice import minimal_nodes
+from sqlanon.report import report_context, render, ReportOptions
+
+from conftest import HOSPITAL
+
+# Heart Disease and Cancer are chronic, Viral Infection is not: the similarity attack's semantic groups
+GROUPS = {"Heart Disease": "chronic", "Cancer": "chronic", "Viral Infection": "infection"}
+
+
+def hospital_policy(k: int = 2, **privacy) -> dict:
+    return {"source": {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"},
+            "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                                  "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                                  "nationality": {"hierarchy": "suppress"}},
+            "sensitive": ["condition"], "privacy": {"k": k, **privacy}, "utility": "discernibility",
+            "release": {"name": "hospital_release", "materialize": "none"}}
+
+
+def _counts(page: str) -> list[int]:
+    """Every count of rows the page prints exactly (the report marks them with data-count)."""
+    return [int(n) for n in re.findall(r'data-count="(\d+)"', page)]
+
+
+@pytest.fixture(scope="module")
+def hospital_run():
+    run = sqlanon.connect(hospital_policy(k=2))
+    yield run
+    run.close()
+
+
+def test_lattice_states_match_brute_force(hospital_run):
+    run = hospital_run
+    ctx = report_context(run, ReportOptions(groups=GROUPS))
+    brute = {n for n in run.lattice.nodes() if run.checker.evaluate(run.lattice.levels(n)).satisfied}
+    assert {n for n, s in ctx["states"].items() if s != "unsat"} == brute
+    assert sorted(n for n, s in ctx["states"].items() if s in ("minimal", "chosen")) == minimal_nodes(brute)
+    # k = 2 on Figure 1: zip code kept, age in three ranges, nationality suppressed: six classes of two
+    # (discernibility 6 * 2^2 = 24), against the other minimal node (zip *, age *, nationality kept):
+    # American 6, others 2 each (36 + 3 * 4 = 48)
+    assert [n for n, s in ctx["states"].items() if s == "chosen"] == [(0, 1, 1)]
+    assert [c.metrics["discernibility"] for c in ctx["ranked"]] == [24.0, 48.0]
+    assert ctx["rank"] == 0 and ctx["classes"] == 6 and list(ctx["sizes"]) == [2] * 6
+    assert ctx["histogram"] == [{"label": "2-4", "lo": 2, "hi": 5, "classes": 6, "rows": 12}]
+
+
+def test_attacks_and_models_by_hand(hospital_run):
+    ctx = report_context(hospital_run, ReportOptions(groups=GROUPS))
+    homogeneity, homogeneity95, similarity = ctx["attacks"]
+    # homogeneous classes at (0, 1, 1): 14850/>=40 (Viral, Viral), 13053/3* and 13068/3* (Cancer, Cancer)
+    assert (homogeneity.affected_blocks, homogeneity.exposed_rows) == (3, 6)
+    assert homogeneity.by_disclosed == {"Cancer": 4, "Viral Infection": 2}
+    assert (homogeneity95.affected_blocks, homogeneity95.exposed_rows) == (3, 6)
+    # similarity adds 14853/>=40 (Cancer, Heart Disease: both chronic)
+    assert (similarity.affected_blocks, similarity.exposed_rows) == (4, 8)
+    assert similarity.by_disclosed == {"chronic": 6, "infection": 2}
+    assert ctx["models"] == [{"model": "2-anonymity", "attribute": None, "achieved": {"k": 2}}]
+    assert ctx["achieved"]["l_distinct"] == 1
+
+
+def test_page_shows_the_chosen_node_attacks_and_policy(hospital_run):
+    page = render(report_context(hospital_run, ReportOptions(groups=GROUPS)))
+    assert page.startswith("<!DOCTYPE html>")
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert not re.search(r'(src|href)="(?!data:)', page)          # nothing to fetch: no src/href at all
+    assert page.count('<tr class="chosen">') == 1
+    assert page.count('class="node ') == 18                         # every node of the Hasse diagram
+    chosen_row = re.search(r'<tr class="chosen">(.*?)</tr>', page, re.S).group(1)
+    assert [int(x) for x in re.findall(r"<td>(\d+)</td>", chosen_row)[1:4]] == [0, 1, 1]
+    # the largest exposed classes are named by their generalized labels (internal report)
+    assert "14850" in page and "Viral Infection" in page and 'class="examples"' in page
+    assert "similarity (one semantic group)" in page
+    assert "hospital.csv" in page                                  # the policy, as YAML
+    small = [n for n in _counts(page) if 0 < n < 10]
+    assert 2 in small and 6 in small                               # class sizes, exposed rows
+
+
+def test_external_report_hides_small_cells(hospital_run):
+    internal = render(report_context(hospital_run, ReportOptions(groups=GROUPS)))
+    external = render(report_context(hospital_run, ReportOptions(external=True, groups=GROUPS)))
+    assert all(n == 0 or n >= 10 for n in _counts(external)), _counts(external)
+    assert external.count('class="count masked"') >= 8
+    # the exposed classes' labels and the examples table are gone; counts of classes stay
+    for label in ("13053", "13068", "14850", "14853"):
+        assert label in internal and label not in external
+    assert 'class="examples"' not in external and "external-note" in external
+    attack_rows = re.findall(r'<tr class="attack">(.*?)</tr>', external, re.S)
+    assert len(attack_rows) == 3 and all("&lt; 10" in r for r in attack_rows)
+    # a lower threshold shows what is not small under it, and still hides the rest
+    low = render(report_context(hospital_run, ReportOptions(external=True, min_cell=3, groups=GROUPS)))
+    assert 6 in _counts(low) and 2 not in _counts(low)
+
+
+def test_external_report_withholds_what_gives_away_a_small_suppression():
+    con = duckdb.connect()
+    # 20 + 17 rows in two classes, 3 rows in a class that k = 5 suppresses (budget 10 % = 4 rows)
+    con.execute("""CREATE TABLE t AS SELECT CASE WHEN i < 20 THEN 'a' WHEN i < 37 THEN 'b' ELSE 'c' END AS g,
+                   'v' || (i % 4) AS s FROM range(40) r(i)""")
+    run = sqlanon.connect(con, {"source": {"table": "t"}, "quasi_identifiers": {"g": {"hierarchy": "suppress"}},
+                                "sensitive": ["s"], "privacy": {"k": 5, "max_suppression": 0.1}})
+    assert run.chosen.levels == {"g": 0} and run.chosen.result.suppressed_rows == 3
+    disc = 20 ** 2 + 17 ** 2 + 40 * 3
+    assert run.chosen.metrics["discernibility"] == disc
+    internal = render(report_context(run))
+    external = render(report_context(run, ReportOptions(external=True)))
+    assert 40 in _counts(internal) and f"{disc:,}" in internal
+    assert 40 not in _counts(external) and f"{disc:,}" not in external and f"{disc}" not in external
+    assert 37 in _counts(external)                                 # the release's own size stays
+    assert "withheld" in external
+    run.close()
+    con.close()
+
+
+def test_python_api_report_and_bad_options(tmp_path, hospital_run):
+    out = hospital_run.report(tmp_path / "r.html", groups=GROUPS)
+    assert out == tmp_path / "r.html" and "Release report: hospital_release" in out.read_text()
+    with pytest.raises(sqlanon.errors.PolicyError, match="min-cell"):
+        hospital_run.report(tmp_path / "x.html", external=True, min_cell=0)
+    with pytest.raises(sqlanon.errors.PolicyError, match="does not exist"):
+        hospital_run.report(tmp_path / "no" / "x.html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]   # nothing half-written
+
+
+def _anonymize_into_db(tmp_path):
+    """Hospital in a DuckDB file; a policy naming only the table (its database comes from --db)."""
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")])
+    con.close()
+    policy = hospital_policy(k=4)
+    policy["source"] = {"table": "hospital"}
+    policy["release"]["materialize"] = "table"
+    (tmp_path / "p.json").write_text(json.dumps(policy))     # JSON is YAML
+    manifest = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["anonymize", str(tmp_path / "p.json"), "--db", str(db), "--json", str(manifest),
+                                  "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return db, manifest
+
+
+def test_report_from_manifest_reads_the_database_and_changes_nothing(tmp_path, monkeypatch):
+    db, manifest = _anonymize_into_db(tmp_path)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["report", str(manifest), "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "m.html").read_text()
+    # Figure 2: the 4-anonymous node, three classes of four, the 3* class all Cancer
+    assert 'class="warn"' not in page
+    assert re.search(r'<tr class="chosen"><td>1</td><td>1</td><td>1</td><td>1</td>', page)
+    assert "3*" in page and 'id="attack-table"' in page
+    r = CliRunner().invoke(main, ["report", str(manifest), "--external", "-q"], catch_exceptions=False)
+    assert r.exit_code == 0 and (tmp_path / "m.external.html").exists()
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def test_report_warns_when_the_manifest_no_longer_matches(tmp_path):
+    db, manifest = _anonymize_into_db(tmp_path)
+    m = json.loads(manifest.read_text())
+    m["hierarchies"]["age"]["sha256_16"] = "0" * 16
+    m["source"]["rows"] = 99
+    m["chosen"]["levels"] = {"zip_code": 2, "age": 2, "nationality": 1}     # satisfies, but is not minimal
+    manifest.write_text(json.dumps(m))
+    out = tmp_path / "w.html"
+    r = CliRunner().invoke(main, ["report", str(manifest), "--out", str(out), "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    warnings = re.findall(r'<p class="warn"[^>]*>(.*?)</p>', out.read_text(), re.S)
+    assert len(warnings) == 3
+    assert "hierarchy of age" in warnings[0] and "size differs" in warnings[1] and "not one of the minimal" in warnings[2]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["report", "missing.json"], "does not exist"),
+    (["report", "{manifest}", "--min-cell", "0"], "min-cell"),
+    (["report", "{manifest}", "--threshold", "1.5"], "threshold"),
+    (["report", "{manifest}", "--out", "{tmp}/no/such/folder/r.html"], "does not exist"),
+    (["report", "{bad_levels}"], "level must be"),
+    (["report", "{not_json}"], "not JSON"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
+    db, manifest = _anonymize_into_db(tmp_path)
+    bad = json.loads(manifest.read_text())
+    bad["chosen"]["levels"]["age"] = 7
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    (tmp_path / "nj.json").write_text("{not json")
+    subs = {"manifest": str(manifest), "tmp": str(tmp_path), "bad_levels": str(tmp_path / "bad.json"),
+            "not_json": str(tmp_path / "nj.json")}
+    r = CliRunner().invoke(main, [a.format(**subs) for a in args])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sqlanon: error:") and needle in lines[0], r.stderr
+    assert not list(tmp_path.glob("*.html")) and not list(tmp_path.glob("*.tmp"))
