@@ -118,7 +118,7 @@ class Anonymization:
         self.candidates = []
         for node in self.result.minimal:
             levels = self.lattice.levels(node)
-            res = self.checker.evaluate(levels)
+            res = self.checker.evaluate(levels, known_satisfying=True)
             self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
         self.timings["metrics"] = time.perf_counter() - t
         return self.candidates
@@ -192,6 +192,12 @@ class Anonymization:
             "outputs": [o.as_dict() for o in self.outputs],
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
         }
+
+    def report(self, path, external: bool = False, **options) -> Path:
+        """Write the release report, a self-contained HTML page, for the chosen node (see `sqlanon.report`):
+        `external=True` leaves out what reveals small cells; options: min_cell, threshold, groups, group_level."""
+        from .report import write_report
+        return write_report(self, path, external=external, **options)
 
     def close(self) -> None:
         self.backend.close()

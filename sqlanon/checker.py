@@ -83,13 +83,18 @@ class NodeChecker:
                  if isinstance(c, KAnonymity) or not self.fs.entity]
         return max(sizes, default=1)
 
-    def evaluate(self, levels: dict[str, int]) -> NodeResult:
+    def evaluate(self, levels: dict[str, int], known_satisfying: bool = False) -> NodeResult:
         """One node, with its block codes (for metrics, suppression and the release).
 
         The result's counts carry block codes and sizes; the sensitive counts are judged in chunks and
-        not kept (a node of millions of blocks would not fit as a dense matrix).
+        not kept (a node of millions of blocks would not fit as a dense matrix). `known_satisfying`: the
+        search already found that the node satisfies; with no suppression budget every block then
+        passes, so only block codes and sizes are fetched.
         """
         self.evaluated += 1
+        if known_satisfying and self.budget == 0:
+            counts = self.fs.node_counts(levels)
+            return NodeResult(dict(levels), True, counts, np.ones(len(counts.sizes), dtype=bool), 0)
         if not self.needed:
             return self._judge(levels, self.fs.node_counts(levels))
         sparse = {a: self.fs.sparse_counts([levels], a)[0] for a in self.needed}

@@ -165,6 +165,7 @@ class FrequencySet:
         self.rows = 0
         self._cells_xlogx: float | None = None
         self._wide_rows: int | None = None
+        self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> "FrequencySet":
@@ -355,6 +356,18 @@ class FrequencySet:
             lo, hi = bounds[i], bounds[i + 1]
             out.append(NodeCounts(empty, sizes[lo:hi], {name: mat[lo:hi] for name, mat in mats.items()}))
         return out
+
+    def log_area(self, name: str, level: int) -> np.ndarray:
+        """ln of how many base values each code of `name` at `level` covers (indexed by code; KL metric)."""
+        key = (name, level)
+        if key not in self._log_area:
+            h = self.qi(name).hierarchy
+            codes = h.codes()[level]
+            per_code = np.zeros(int(codes.max()) + 1)
+            per_code[codes] = h.leaf_counts()[level]
+            with np.errstate(divide="ignore"):
+                self._log_area[key] = np.log(per_code)
+        return self._log_area[key]
 
     @property
     def wide_rows(self) -> int:

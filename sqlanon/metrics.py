@@ -56,10 +56,7 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
     log_area = np.zeros(int(keep.sum()))
     for i, (name, lvl) in enumerate(levels.items()):
-        h = fs.qi(name).hierarchy
-        per_code = np.zeros(int(h.codes()[lvl].max()) + 1)
-        per_code[h.codes()[lvl]] = h.leaf_counts()[lvl]
-        log_area += np.log(per_code[result.counts.block_codes[keep, i]])
+        log_area += fs.log_area(name, lvl)[result.counts.block_codes[keep, i]]
     total = fs.cells_xlogx() + float((result.counts.sizes[keep] * log_area).sum()) - float(kept_cells_xlogx or 0.0)
     if suppressed:
         # suppressed rows form one generalized block at the root of every hierarchy
