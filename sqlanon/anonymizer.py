@@ -151,12 +151,11 @@ class Anonymization:
         return self.outputs
 
     def sql(self, dialect: str = "duckdb") -> str:
-        """The generalizing SELECT of the chosen node, transpiled to `dialect`."""
-        from . import templates
+        """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
+        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it."""
         if self.chosen is None:
             self.choose()
-        text = select_sql(self.policy, self.fs, self.chosen.result)
-        return templates.to_dialect(templates.parse(text), dialect) if dialect != "duckdb" else text
+        return select_sql(self.policy, self.fs, self.chosen.result, dialect=dialect)
 
     def achieved(self, result: NodeResult) -> dict:
         """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile."""

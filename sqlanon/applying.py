@@ -32,15 +32,19 @@ def _read_manifest(path) -> dict:
     return data
 
 
-def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None) -> Anonymization:
+def open_manifest(manifest_path, new_source: str | None = None, db=None, name: str | None = None) -> Anonymization:
+    """A run at a manifest's recorded node, without searching: the same policy and hierarchies (a taxonomy
+    whose hash changed is refused), on the manifest's source or on `new_source` (a table of the same engine,
+    or a .csv / .parquet file). The node is evaluated, not yet released."""
     manifest = _read_manifest(manifest_path)
     raw = copy.deepcopy(manifest["policy"])
     base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
-    suffix = Path(new_source).suffix.lower()
-    if suffix in (".csv", ".parquet"):
-        raw["source"] = {suffix[1:]: str(Path(new_source).resolve()), "table": Path(new_source).stem}
-    else:
-        raw["source"] = source_with_table(raw.get("source"), new_source)   # same engine and connection
+    if new_source is not None:
+        suffix = Path(new_source).suffix.lower()
+        if suffix in (".csv", ".parquet"):
+            raw["source"] = {suffix[1:]: str(Path(new_source).resolve()), "table": Path(new_source).stem}
+        else:
+            raw["source"] = source_with_table(raw.get("source"), new_source)   # same engine and connection
     if name:
         raw.setdefault("release", {})["name"] = name
     db = db or manifest.get("database") or ":memory:"
@@ -53,11 +57,21 @@ def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = N
                 raise PolicyError(f"quasi_identifiers.{q.name}.hierarchy",
                                   f"{q.hierarchy.source} changed since the manifest was written (hash "
                                   f"{q.hierarchy.digest()} != {recorded}); applying it would be another transformation")
-        chosen = run.use_node(manifest["chosen"]["levels"])
+        run.use_node(manifest["chosen"]["levels"])
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None) -> Anonymization:
+    run = open_manifest(manifest_path, new_source, db=db, name=name)
+    try:
+        chosen = run.chosen
         if not chosen.result.satisfied:
             failing = int((~chosen.result.ok).sum())
             raise PrivacyNotMet(
-                f"the new rows do not satisfy the policy at {manifest['chosen']['levels']}: {failing} classes fail "
+                f"the new rows do not satisfy the policy at {chosen.levels}: {failing} classes fail "
                 f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
         run.materialize()
     except BaseException:

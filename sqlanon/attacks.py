@@ -25,7 +25,6 @@ groups and tuples per table). `release_attacks` runs every attack on the chosen 
 """
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError, PolicyError
+from .hierarchy import load_taxonomy_csv
 from .models.base import counts_matrix
 
 ATTACKS = ("homogeneity", "similarity")
@@ -134,22 +134,18 @@ def groups_from_hierarchy(domain, level: int = 1) -> tuple[np.ndarray, list[str]
 def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "") -> tuple[np.ndarray, list[str]]:
     """Group codes of each sensitive value (in `values` order) read from a CSV file, and group names.
 
-    The file has a header, then one row per value: column 0 the value as in the data, column `level`
-    its group (a hierarchy CSV in the datasets' format works as it is: level 1 is its first
-    generalization). Every value of the data must be listed. Groups are numbered in file order.
+    The file is any hierarchy file (`sqlanon.hierarchy.load_taxonomy_csv`): a wide CSV with a header, then
+    one row per value, column 0 the value as in the data and column `level` its group; or an edge table
+    (header ``child,parent``), whose level counts down from its root. A two-column ``value,group`` file is
+    the simplest. Every value of the data must be listed. Groups are numbered in file order.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"groups file {path} does not exist")
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.reader(f) if r]
-    if len(rows) < 2:
-        raise DataError(f"groups file {path}: needs a header row and one row per sensitive value")
-    group_of = {}
-    for i, r in enumerate(rows[1:], start=2):
-        if len(r) <= level:
-            raise DataError(f"groups file {path}, line {i}: no column {level} (the group); got {r!r}")
-        group_of[r[0].strip()] = r[level].strip()
+    table = load_taxonomy_csv(path, attribute or "groups")
+    if not 1 <= level <= table.height:
+        raise PolicyError("--group-level", f"groups file {path} has levels 1 to {table.height}; got {level}")
+    group_of = dict(zip(table.values, table.labels[level]))
     missing = [str(v) for v in values if str(v) not in group_of]
     if missing:
         shown = ", ".join(repr(v) for v in missing[:5])

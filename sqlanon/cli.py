@@ -255,8 +255,14 @@ def _label(run, qi: str, level: int, code: int) -> str:
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
 def sql(policy, dialect, db, quiet):
-    """The SQL sqlanon runs for this policy, transpiled by sqlglot: frequency sets, a node query, the release."""
+    """The SQL for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
+    transpiled by sqlglot: mapping tables, frequency sets, the node query, the release SELECT."""
     from .sqlgen import policy_sql
+    if policy.lower().endswith(".json"):
+        from .applying import open_manifest
+        with open_manifest(policy, db=db) as run:
+            click.echo(policy_sql(run, dialect))
+        return
     with _run(policy, db, quiet) as run:
         run.choose()
         click.echo(policy_sql(run, dialect))

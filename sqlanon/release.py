@@ -48,15 +48,27 @@ def release_columns(policy: Policy, fs: FrequencySet, levels: dict[str, int]):
 
 
 def select_sql(policy: Policy, fs: FrequencySet, result: NodeResult, map_names: dict | None = None,
-               suppressed: str | None = None, source: str | None = None) -> str:
-    """The generalizing SELECT in the template dialect (the same text whatever the engine)."""
-    return templates.render_for("release_select.sql", templates.TEMPLATE_DIALECT,
-                                **_select_context(policy, fs, result, map_names, suppressed, source))
+               source: str | None = None, dialect: str = templates.TEMPLATE_DIALECT) -> str:
+    """The generalizing SELECT as one self-contained statement (the suppressed blocks' codes inline), in the
+    template dialect or transpiled: what the release runs, for a scheduled query or a dbt model."""
+    ctx = _select_context(policy, fs, result, map_names, None, source, inline_suppressed=True)
+    return templates.render_for("release_select.sql", dialect, **ctx)
 
 
-def _select_context(policy, fs, result, map_names, suppressed, source):
+def suppressed_codes(fs: FrequencySet, result: NodeResult) -> list[tuple[int, ...]]:
+    """The codes of the blocks a node result suppresses, one tuple per block, in the release's column order."""
+    if not result.suppressed_rows:
+        return []
+    names = list(result.levels)
+    order = [names.index(col) for col, qi, _ in release_columns(fs.policy, fs, result.levels) if qi is not None]
+    codes = result.counts.block_codes[~result.ok][:, order]
+    return [tuple(int(v) for v in row) for row in codes]
+
+
+def _select_context(policy, fs, result, map_names, suppressed, source, inline_suppressed: bool = False):
     return dict(columns=release_columns(policy, fs, result.levels), source=source or fs.source,
-                maps=map_names or {q.name: q.map_table for q in fs.qis}, suppressed=suppressed)
+                maps=map_names or {q.name: q.map_table for q in fs.qis}, suppressed=suppressed,
+                suppressed_codes=suppressed_codes(fs, result) if inline_suppressed else [])
 
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Output]:

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from . import templates
 from .engines import dialects
-from .release import _select_context
+from .release import select_sql
 
 
 def _mapping_ddl(q, dialect: str) -> list[str]:
@@ -56,8 +56,8 @@ def policy_sql(run, dialect: str) -> str:
                                     block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
                                     entity=fs.entity) + ";")
     out.append("-- the release: the generalizing SELECT")
-    ctx = _select_context(policy, fs, run.chosen.result, None, None, source)
     if run.chosen.result.suppressed_rows:
-        out.append("-- (suppressed blocks are removed by an anti-join on their codes; see sqlanon anonymize)")
-    out.append(templates.render_for("release_select.sql", dialect, **ctx) + ";")
+        out.append(f"-- ({run.chosen.result.suppressed_rows:,} rows in suppressed blocks are left out: their codes "
+                   "are listed in the anti-join)")
+    out.append(select_sql(policy, fs, run.chosen.result, source=source, dialect=dialect) + ";")
     return "\n".join(out)

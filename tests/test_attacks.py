@@ -264,3 +264,20 @@ def test_cli_attack_bad_input(hospital_dir_copy, args, field):
     r = CliRunner().invoke(main, ["attack", str(hospital_dir_copy / "hospital_k4.yaml"), *args])
     assert r.exit_code == 2, r.output
     assert field in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_groups_from_an_edge_table_equal_the_wide_file(tmp_path, level):
+    """A groups file may be any hierarchy file: the edge-table form of education gives the same groups."""
+    from conftest import ADULT
+    from sqlanon.attacks import groups_from_csv
+    wide = ADULT / "hierarchies" / "education.csv"
+    rows = [line.split(",") for line in wide.read_text().splitlines()[1:]]
+    edges = {(r[j], r[j + 1]) for r in rows for j in range(len(r) - 1) if r[j] != r[j + 1]}
+    edge_file = tmp_path / "education_edges.csv"
+    edge_file.write_text("child,parent\n" + "".join(f"{c},{p}\n" for c, p in sorted(edges)))
+    values = sorted(r[0] for r in rows)
+    codes_w, names_w = groups_from_csv(wide, values, level, "education")
+    codes_e, names_e = groups_from_csv(edge_file, values, level, "education")
+    assert [names_w[c] for c in codes_w] == [names_e[c] for c in codes_e]
+    assert len(set(codes_e)) == {1: 7, 2: 3}[level]      # education's groups at levels 1 and 2

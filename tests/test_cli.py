@@ -107,6 +107,21 @@ def test_lattice_and_sql(tmp_path):
         assert "GROUP BY" in sql.output.upper() and "hospital" in sql.output
 
 
+def test_sql_from_a_manifest_is_the_released_transformation_without_a_search(tmp_path):
+    db = _db_with_hospital(tmp_path)
+    policy = _policy(tmp_path, db)
+    manifest = tmp_path / "m.json"
+    assert _invoke(["anonymize", policy, "--json", str(manifest), "-q"]).exit_code == 0
+    from_policy = _invoke(["sql", policy, "--dialect", "postgres", "-q"])
+    from_manifest = _invoke(["sql", str(manifest), "--dialect", "postgres"])
+    assert from_manifest.exit_code == 0, from_manifest.output
+    release = lambda out: out.split("-- the release: the generalizing SELECT")[1]  # noqa: E731
+    assert release(from_manifest.output) == release(from_policy.output)
+    assert "-- the chosen node's per-block counts (zip_code=1, age=1, nationality=1)" in from_manifest.output
+    bad = _invoke(["sql", str(tmp_path / "missing.json")])
+    assert bad.exit_code == 2 and "MANIFEST" in bad.output and "Traceback" not in bad.output
+
+
 # -- bad input: one line, exit 2, nothing changed -------------------------------------------------------
 
 def _bad_policies(tmp_path, db):
