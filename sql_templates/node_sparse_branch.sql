@@ -1,10 +1,17 @@
 {# One lattice node as one branch of a batch, in sparse form: a row per (q*-block, sensitive value
-   present in it) with its count, or with no `sens_col` a row per q*-block with its size. The block's
-   codes are returned as k0, k1, ... padded with 0 up to `width` columns, so every branch of a batch
-   has the same columns; union_all_ordered.sql sorts the batch by (g, k0, k1, ..., v), which puts a
-   node's blocks in the same order as node_counts.sql does. #}
+   present in it) with its count, or with no `sens_col` a row per q*-block with its size.
+
+   With `radix` (each block column's number of codes, and last the number of sensitive values) the
+   block codes and the value are packed into one BIGINT "key" in mixed radix, which sorts like the
+   codes themselves: union_all_ordered.sql sorts a batch by (g, key) far faster than by many columns.
+   Without it (a key that would not fit 62 bits) the codes come as k0, k1, ... padded with 0 up to
+   `width` columns, and the value as "v". Either way a node's blocks come out in the order of
+   node_counts.sql. #}
 {% from "_macros.sql" import count_of %}
 SELECT {{ g | int }} AS "g"
+{% if radix %}
+  , {% for c in block_cols %}({% endfor %}CAST(0 AS BIGINT){% for c in block_cols %} * {{ radix[loop.index0] | int }} + CAST({{ c | ident }} AS BIGINT)){% endfor %}{% if sens_col %} * {{ radix[-1] | int }} + CAST({{ sens_col | ident }} AS BIGINT){% endif %} AS "key"
+{% else %}
 {% for c in block_cols %}
   , {{ c | ident }} AS {{ ('k%d' % loop.index0) | ident }}
 {% endfor %}
@@ -13,6 +20,7 @@ SELECT {{ g | int }} AS "g"
 {% endfor %}
 {% if sens_col %}
   , {{ sens_col | ident }} AS "v"
+{% endif %}
 {% endif %}
   , CAST({{ count_of(entity) }} AS BIGINT) AS "n"
 FROM {{ table | ident }}

@@ -134,6 +134,20 @@ def _runs(keys: np.ndarray) -> np.ndarray:
     return np.append(np.flatnonzero(change), len(keys)).astype(np.int64)
 
 
+# a node's block codes and sensitive value packed into one BIGINT (mixed radix) when the product of the radices
+# stays below this: the key sorts like the codes, and one integer sorts much faster than many columns
+PACKED_KEY_LIMIT = float(2 ** 62)
+
+
+def _unpack(keys: np.ndarray, radices: list[int]) -> np.ndarray:
+    """Mixed-radix keys -> (len(keys), len(radices)) codes, the first attribute most significant."""
+    out = np.empty((len(keys), len(radices)), dtype=np.int64)
+    rest = keys.copy()
+    for i in range(len(radices) - 1, -1, -1):
+        rest, out[:, i] = np.divmod(rest, radices[i])
+    return out
+
+
 def _free_prefix(backend: Backend) -> str:
     """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
     taken = set(backend.temporary_tables())
@@ -384,29 +398,45 @@ class FrequencySet:
         """Block sizes of several nodes, blocks in code order (distinct persons under an entity key)."""
         return [sc.counts for sc in self._sparse(nodes, None)]     # one entry per block: its size
 
+    def radix(self, name: str, level: int) -> int:
+        """How many codes attribute `name` has at `level` (codes are 0 .. radix - 1)."""
+        return len(self.log_area(name, level))
+
     def _sparse(self, nodes, sens: Sensitive | None) -> list[SparseCounts]:
         if not nodes:
             return []
+        m = sens.domain.size if sens else 1
+        radices = [[self.radix(a, lvl) for a, lvl in levels.items()] for levels in nodes]
+        packed = all(float(np.prod(r, dtype=np.float64)) * m < PACKED_KEY_LIMIT for r in radices)
         width = max(len(levels) for levels in nodes)
-        keys = [f"k{i}" for i in range(width)]
+        keys = ["key"] if packed else [f"k{i}" for i in range(width)]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         width=width, sens_col=sens.col if sens else None, entity=self.entity)
+                         width=width, sens_col=sens.col if sens else None, entity=self.entity,
+                         radix=(radices[i] + [m]) if packed else None)
                     for i, levels in enumerate(nodes)]
         data = self.backend.fetchnumpy_union("node_sparse_branch.sql", branches,
-                                             order=["g", *keys] + (["v"] if sens else []))
+                                             order=["g", *keys] + (["v"] if sens and not packed else []))
         g = np.asarray(data["g"], dtype=np.int64)
         bounds = np.searchsorted(g, np.arange(len(nodes) + 1))
-        key = (np.column_stack([np.asarray(data[k], dtype=np.int64) for k in keys]) if keys
-               else np.zeros((len(g), 0), dtype=np.int64))
         n = np.asarray(data["n"], dtype=np.int64)
-        v = np.asarray(data["v"], dtype=np.int64) if sens else np.zeros(len(g), dtype=np.int64)
+        if packed:
+            key = np.asarray(data["key"], dtype=np.int64)
+            block, v = (np.divmod(key, m) if sens else (key, np.zeros(len(key), dtype=np.int64)))
+        else:
+            block = (np.column_stack([np.asarray(data[k], dtype=np.int64) for k in keys]) if keys
+                     else np.zeros((len(g), 0), dtype=np.int64))
+            v = np.asarray(data["v"], dtype=np.int64) if sens else np.zeros(len(g), dtype=np.int64)
         out = []
         for i, levels in enumerate(nodes):
             lo, hi = bounds[i], bounds[i + 1]
-            a = len(levels)
-            k = key[lo:hi, :a]
-            starts = _runs(k)
-            out.append(SparseCounts(k[starts[:-1]], starts, v[lo:hi], n[lo:hi], sens.domain.size if sens else 1))
+            if packed:
+                starts = _runs(block[lo:hi, None])
+                codes = _unpack(block[lo:hi][starts[:-1]], radices[i])
+            else:
+                k = block[lo:hi, :len(levels)]
+                starts = _runs(k)
+                codes = k[starts[:-1]]
+            out.append(SparseCounts(codes, starts, v[lo:hi], n[lo:hi], m))
         return out
 
     def _sens(self, name: str) -> Sensitive:

@@ -158,3 +158,25 @@ def test_known_satisfying_minimal_nodes_score_as_a_full_evaluation(privacy):
             np.testing.assert_array_equal(full.counts.block_codes, quick.counts.block_codes)
             np.testing.assert_array_equal(full.counts.sizes, quick.counts.sizes)
             assert all_metrics(run.fs, full) == all_metrics(run.fs, quick)
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
+def test_sparse_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed):
+    """Block codes packed into one BIGINT, or (when that could overflow) one column per attribute: the same
+    blocks, in the same order, with the same counts; entity-key sizes too."""
+    import sqlanon.frequency as frequency
+    if not packed:
+        monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
+    policy = adult_policy(4, {"k": 2}, entity_key="education_num")
+    with Anonymization(policy, db=":memory:") as run:
+        nodes = _every_node(run)[::5]
+        sparse = run.fs.sparse_counts(nodes, "occupation")      # one batch of nodes of several shapes
+        sizes = run.fs.ordered_sizes(nodes)
+        for levels, sc, sz in zip(nodes, sparse, sizes):
+            dense = run.fs.node_counts(levels, sensitive=["occupation"])
+            np.testing.assert_array_equal(sc.block_codes, dense.block_codes)
+            np.testing.assert_array_equal(sc.dense(), dense.sensitive["occupation"])
+            np.testing.assert_array_equal(sz, dense.sizes)
+        log = run.backend.log = []
+        run.fs.sparse_counts(nodes[:2], "occupation")
+        assert ('"key"' in log[0]) == packed
