@@ -20,6 +20,7 @@ import numpy as np
 from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
+from .models.ldiversity import DistinctLDiversity
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
@@ -61,20 +62,21 @@ class NodeChecker:
 
     @property
     def prunable(self) -> bool:
-        """Is the whole predicate monotone, so Incognito may prune with it directly?"""
+        """Is the whole predicate monotone, so Incognito may prune with it directly?
+
+        Without suppression every model here is (Theorems 5.2-5.4, t-closeness's generalization property).
+        With suppression only models decided by the size and distinct-value bounds are (k-anonymity,
+        distinct l-diversity): see `monotone_part`.
+        """
         if not all(c.monotone for c in self.criteria):
             return False
-        return self.budget == 0 or all(isinstance(c, KAnonymity) for c in self.criteria)
+        return self.budget == 0 or self.decided_by_bounds
 
-    def monotone_part(self) -> "NodeChecker":
-        """A necessary, monotone condition: blocks of at least `min_block_size` rows, with the same budget.
-
-        That is k-anonymity for k = the largest k of the policy, raised to the l-diversity models' size bound
-        when there is one; like k-anonymity with suppression it is monotone (a merged block is too small only
-        when all its parts were, so the rows in too-small blocks can only shrink under generalization).
-        """
-        size = self.min_block_size
-        return NodeChecker(self.fs, [KAnonymity(size)] if size > 1 else [], self.max_suppression)
+    @property
+    def decided_by_bounds(self) -> bool:
+        """Is every criterion exactly a bound on block sizes or distinct values (k, distinct l)?"""
+        return all(isinstance(c, KAnonymity) or (type(c) is DistinctLDiversity and not c.multi_attribute)
+                   for c in self.criteria)
 
     @property
     def min_block_size(self) -> int:
@@ -82,6 +84,33 @@ class NodeChecker:
         sizes = [c.min_block_size() for c in self.criteria
                  if isinstance(c, KAnonymity) or not self.fs.entity]
         return max(sizes, default=1)
+
+    @property
+    def min_distinct(self) -> dict[str, int]:
+        """Sensitive attribute -> the fewest distinct values a block needs (`Criterion.min_distinct_values`),
+        for the attributes where that is more than 1. Sound under an entity key too."""
+        out: dict[str, int] = {}
+        for c in self.criteria:
+            d = c.min_distinct_values()
+            if d > 1:
+                a = self.attribute[id(c)]
+                out[a] = max(out.get(a, 1), d)
+        return out
+
+    def monotone_part(self) -> "NodeChecker":
+        """A necessary, monotone condition: blocks of at least `min_block_size` rows and `min_distinct` values,
+        with the same suppression budget.
+
+        A merged block is too small, or has too few values, only when each of its parts did, so the rows in
+        such blocks can only shrink under generalization, whatever is suppressed: Incognito may prune with
+        this condition, then every node passing it is checked with the whole policy (`sqlanon.search`).
+        """
+        parts: list[Criterion] = [KAnonymity(self.min_block_size)] if self.min_block_size > 1 else []
+        for attribute, l in self.min_distinct.items():
+            distinct = DistinctLDiversity(l)
+            distinct.sensitive = attribute
+            parts.append(distinct)
+        return NodeChecker(self.fs, parts, self.max_suppression)
 
     def evaluate(self, levels: dict[str, int], known_satisfying: bool = False) -> NodeResult:
         """One node, with its block codes (for metrics, suppression and the release).
@@ -102,12 +131,13 @@ class NodeChecker:
         sizes = self.fs.ordered_sizes([levels])[0] if self.fs.entity else first.sizes()
         return self._judge_sparse(levels, NodeCounts(first.block_codes, sizes), sparse)
 
-    def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48) -> list[bool]:
+    def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False) -> list[bool]:
         """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
 
-        1. Block sizes only (one GROUP BY per node, no sensitive counts): enough for k-anonymity, and a
-           necessary condition for the l-diversity models (`min_block_size`); a node whose too-small
-           blocks hold more rows than the suppression budget fails here.
+        1. Block sizes and distinct-value counts (one GROUP BY per node, no per-value counts): exact for
+           k-anonymity and distinct l-diversity, and a necessary condition for the other l-diversity models
+           (`min_block_size`, `min_distinct`); a node whose blocks below the bounds hold more rows than the
+           suppression budget fails here. Skipped with `bounds_hold` (the search already checked the bounds).
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
@@ -116,16 +146,22 @@ class NodeChecker:
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
-        min_size = self.min_block_size
-        if not self.needed or min_size > 1:
+        min_size, min_distinct = self.min_block_size, self.min_distinct
+        exact = self.decided_by_bounds
+        if bounds_hold and not exact:      # these nodes passed `monotone_part`, the same bounds and budget
+            min_size, min_distinct = 1, {}
+        if exact or min_size > 1 or min_distinct:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
-                for idx, counts in zip(chunk, self.fs.batch_counts([nodes[j] for j in chunk])):
-                    if not self.needed:
-                        out[idx] = self._judge(nodes[idx], counts).satisfied
-                    elif int(counts.sizes[counts.sizes < min_size].sum()) > self.budget:
-                        out[idx] = False
+                for idx, counts in zip(chunk, self.fs.batch_counts([nodes[j] for j in chunk],
+                                                                   distinct=list(min_distinct))):
+                    below = counts.sizes < min_size
+                    for attribute, l in min_distinct.items():
+                        below |= counts.distinct[attribute] < l
+                    fits = int(counts.sizes[below].sum()) <= self.budget
+                    if exact or not fits:
+                        out[idx] = fits
                     else:
                         survivors.append(idx)
             todo = survivors
@@ -195,8 +231,10 @@ class NodeChecker:
         failing[inverse[len(counts.block_codes):][~refined_ok]] = True
         return ~failing[inverse[:len(counts.block_codes)]]
 
-    def check(self, names: tuple[str, ...]):
-        """A `lattice.Check`: for [(attribute indices into `names`, node)], does each satisfy?"""
+    def check(self, names: tuple[str, ...], bounds_hold: bool = False):
+        """A `lattice.Check`: for [(attribute indices into `names`, node)], does each satisfy?
+        `bounds_hold`: the nodes are known to pass `monotone_part` (skip the bounds pass)."""
         def check(items) -> list[bool]:
-            return self.satisfied_many([{names[i]: lvl for i, lvl in zip(subset, node)} for subset, node in items])
+            return self.satisfied_many([{names[i]: lvl for i, lvl in zip(subset, node)} for subset, node in items],
+                                       bounds_hold=bounds_hold)
         return check

@@ -33,7 +33,9 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
     evaluated = pre.evaluated
     everything = tuple(range(len(lattice.names)))
     todo = sorted(pre.satisfying, key=lambda n: (sum(n), n))
-    for node, ok in zip(todo, check([(everything, n) for n in todo])):
+    # every candidate passed the monotone part, so the checker skips those bounds and judges the models
+    full = checker.check(lattice.names, bounds_hold=bool(necessary.criteria))
+    for node, ok in zip(todo, full([(everything, n) for n in todo])):
         if ok:
             satisfying.add(node)
     evaluated += len(todo)

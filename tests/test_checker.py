@@ -89,7 +89,7 @@ def test_entity_key_disables_the_size_bound_of_l_diversity():
               "quasi_identifiers": {"zone": {"hierarchy": "suppress"}}, "sensitive": ["item"],
               "privacy": {"l_diversity": {"variant": "distinct", "l": 3}}}
     run = Anonymization(policy, connection=con)
-    assert run.checker.min_block_size == 1
+    assert run.checker.min_block_size == 1 and run.checker.min_distinct == {"item": 3}
     assert run.checker.satisfied_many([{"zone": 0}]) == [True]
     result = run.checker.evaluate({"zone": 0})
     assert result.counts.sizes.tolist() == [1, 3] and result.ok.all()
@@ -116,10 +116,12 @@ def test_min_block_size_is_a_necessary_condition(counts, l, l_real, c):
     """Whatever block a model accepts has at least `min_block_size` rows (the bound the checker prunes by).
     Blocks are never empty (a block exists because rows fall in it)."""
     counts = counts[counts.sum(axis=1) > 0]
-    sizes = counts.sum(axis=1)
-    for crit in (KAnonymity(l), DistinctLDiversity(l), EntropyLDiversity(l_real), RecursiveCLDiversity(c, l)):
+    sizes, distinct = counts.sum(axis=1), (counts > 0).sum(axis=1)
+    for crit in (KAnonymity(l), DistinctLDiversity(l), EntropyLDiversity(l_real), RecursiveCLDiversity(c, l),
+                 EntropyLDiversity(l_real, dont_care_codes=[0]), RecursiveCLDiversity(c, l, dont_care_codes=[0])):
         ok = crit.block_ok(counts)
         assert (sizes[ok] >= crit.min_block_size()).all(), crit.describe()
+        assert (distinct[ok] >= crit.min_distinct_values()).all(), crit.describe()
 
 
 def test_entropy_size_bound_is_tight():
@@ -180,3 +182,20 @@ def test_sparse_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed)
         log = run.backend.log = []
         run.fs.sparse_counts(nodes[:2], "occupation")
         assert ('"key"' in log[0]) == packed
+
+
+def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():
+    """k and distinct l are decided from sizes and distinct counts alone, and with suppression they stay
+    monotone, so Incognito prunes with them; entropy l with suppression prunes with its bounds."""
+    with Anonymization(adult_policy(4, {"k": 3, "l_diversity": {"variant": "distinct", "l": 5},
+                                        "max_suppression": 0.02}), db=":memory:") as run:
+        assert run.checker.decided_by_bounds and run.checker.prunable
+        log = run.backend.log = []
+        run.checker.satisfied_many(_every_node(run)[:60])
+        assert log and all('"v"' not in q and '"key"' not in q for q in log)
+    with Anonymization(adult_policy(4, {"l_diversity": {"variant": "entropy", "l": 5}, "max_suppression": 0.02}),
+                       db=":memory:") as run:
+        assert not run.checker.prunable
+        part = run.checker.monotone_part()
+        assert part.prunable and [(type(c).__name__, c.min_distinct_values()) for c in part.criteria] == [
+            ("KAnonymity", 1), ("DistinctLDiversity", 5)]

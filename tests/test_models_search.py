@@ -31,6 +31,9 @@ MODELS = [
     ("k + entropy with suppression", {"k": 5, "l_diversity": {"variant": "entropy", "l": 3},
                                       "max_suppression": 0.02}, None),
     ("t with suppression", {"t_closeness": {"t": 0.2, "distance": "equal"}, "max_suppression": 0.05}, None),
+    ("distinct l with suppression", {"l_diversity": {"variant": "distinct", "l": 7}, "max_suppression": 0.03}, None),
+    ("recursive with suppression", {"l_diversity": {"variant": "recursive", "c": 2, "l": 4},
+                                    "max_suppression": 0.02}, None),
     ("multi-attribute", {"l_diversity": {"variant": "distinct", "l": 2, "attribute": "all"}},
      ["occupation", "salary"]),
 ]

@@ -84,14 +84,24 @@ class Criterion(ABC):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         """Boolean array of shape (B,): does each block satisfy the model?"""
 
+    def min_distinct_values(self) -> int:
+        """A necessary condition: a block with fewer distinct sensitive values fails this model (1: no bound).
+
+        Together with `min_block_size` it lets the node checker judge a node from one cheap query (block
+        sizes and distinct counts, no per-value counts). "Rows in blocks below the bounds" can only shrink
+        under generalization (a merged block has at least the rows and the values of each part), so the
+        bounds also give a monotone necessary condition when suppression makes the model itself non-monotone.
+        """
+        return 1
+
     def min_block_size(self) -> int:
         """A necessary condition on block sizes: a block with fewer rows fails this model (1: no bound).
 
-        It lets the node checker reject a node on block sizes alone, before it fetches any sensitive
-        counts. Only sound when a block's size bounds its number of distinct sensitive values, which an
-        entity key breaks (one person may hold several values); the checker then uses it for k only.
+        By default the distinct-value bound (a block holds at least as many rows as values). That is only
+        sound when a block's size bounds its number of distinct values, which an entity key breaks (one
+        person may hold several values); the checker then uses this bound for k-anonymity only.
         """
-        return 1
+        return self.min_distinct_values()
 
     def achieved(self, counts: np.ndarray) -> dict:
         """The values the table achieves (for `sqlanon check` and the manifest), over all blocks."""

@@ -422,8 +422,8 @@ class DistinctLDiversity(Criterion):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return distinct_values(counts) >= self.l
 
-    def min_block_size(self) -> int:
-        return max(1, self.l)       # l distinct values need l rows
+    def min_distinct_values(self) -> int:
+        return max(1, self.l)
 
     def achieved(self, counts: np.ndarray) -> dict:
         d = distinct_values(counts)
@@ -457,9 +457,9 @@ class EntropyLDiversity(Criterion):
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return self.entropies(counts) >= np.log(self.l) - TOL
 
-    def min_block_size(self) -> int:
-        """n rows have entropy at most log n (all distinct), so a block needs log n >= log l - TOL. Adjusted
-        entropy (don't-care values) has no such bound."""
+    def min_distinct_values(self) -> int:
+        """d distinct values have entropy at most log d (all equally frequent), so a block needs
+        log d >= log l - TOL. Adjusted entropy (don't-care values) has no such bound."""
         if self.dont_care_codes:
             return 1
         n = max(1, math.ceil(self.l))
@@ -507,9 +507,9 @@ class RecursiveCLDiversity(Criterion):
         else:
             self.name = "recursive (c,l)-diversity"
 
-    def min_block_size(self) -> int:
-        """Def. 4.2 with l >= 2: r1 < c (r_l + ... + r_m) fails when r_l = 0, so a block needs l distinct values,
-        hence l rows. The don't-care variants (Defs. 4.3, 4.4) have no such bound."""
+    def min_distinct_values(self) -> int:
+        """Def. 4.2 with l >= 2: r1 < c (r_l + ... + r_m) fails when r_l = 0, so a block needs l distinct
+        values. The don't-care variants (Defs. 4.3, 4.4) have no such bound."""
         if self.dont_care_codes or self.npd is not None or self.l < 2:
             return 1
         return self.l
