@@ -294,7 +294,37 @@ def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    return Release(name, materialize, keep, paths, list(raw.get("marginals", []) or []))
+    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")))
+
+
+def _parse_marginals(raw) -> list[dict]:
+    """`release.marginals` (anonymized marginals, `sqlanon.marginals`): a list of
+    ``{attributes: {column: level, ...}, name: optional}``; a list of columns means level 0 for each.
+    Normalized to ``{"attributes": {column: int}, "name": str | None}``; columns and levels are checked
+    against the hierarchies when the marginals are built."""
+    raw = raw or []
+    if not isinstance(raw, list):
+        raise PolicyError("release.marginals", f"must be a list of {{attributes: {{column: level}}}}; got {raw!r}")
+    out = []
+    for i, entry in enumerate(raw):
+        f = f"release.marginals[{i}]"
+        entry = _require_mapping(entry, f)
+        unknown = set(entry) - {"attributes", "name"}
+        if unknown:
+            raise PolicyError(f"{f}.{sorted(unknown)[0]}", "unknown key; use attributes, name")
+        attrs = entry.get("attributes")
+        if isinstance(attrs, list):
+            attrs = {a: 0 for a in attrs} if all(isinstance(a, str) for a in attrs) else None
+        if not isinstance(attrs, dict) or not attrs:
+            raise PolicyError(f"{f}.attributes", "must map columns to generalization levels, e.g. {age: 2, sex: 0}, "
+                              f"or list columns (level 0); got {entry.get('attributes')!r}")
+        for a, lvl in attrs.items():
+            _name(a, f"{f}.attributes")
+            if isinstance(lvl, bool) or not isinstance(lvl, int) or lvl < 0:
+                raise PolicyError(f"{f}.attributes.{a}", f"level must be an integer >= 0; got {lvl!r}")
+        name = entry.get("name")
+        out.append({"attributes": dict(attrs), "name": None if name is None else _name(name, f"{f}.name")})
+    return out
 
 
 def load_policy(source, base_dir: Path | None = None) -> Policy:

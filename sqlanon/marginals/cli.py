@@ -1,4 +1,139 @@
-"""Click commands of sqlanon.marginals, registered on the `sqlanon` group by sqlanon.cli."""
+"""Click commands of sqlanon.marginals, registered on the `sqlanon` group by sqlanon.cli.
+
+    sqlanon marginals POLICY [--search greedy|one-attribute|none] [--start chosen|all|age=1,sex=0,...]
+                             [--max-sensitive N] [--max-steps N] [--prune auto|hull|pairs|none]
+                             [--db PATH] [--json MANIFEST] [--no-release] [-q]
+
+Finds the minimal k-anonymous (l-diverse) tables as `sqlanon anonymize` does, then releases a
+collection of anonymized marginals beside the chosen table: the policy's `release.marginals` (scored
+and checked; exit 3 and nothing written when they are not private), or the collection the search finds
+(the default when the policy lists none). The manifest is `anonymize`'s, with one
+``{"kind": "marginal", ...}`` output per marginal and a ``marginals`` section: the collection, its
+structure (cliques, separators, junction tree), KL-divergence beside the table's own, the privacy it
+achieves and the search's steps.
+"""
 from __future__ import annotations
 
+import click
+
 COMMANDS: list = []
+
+
+@click.command("marginals")
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--search", "search_mode", type=click.Choice(["greedy", "one-attribute", "none"]), default=None,
+              help="How to find the marginals (default: none when the policy lists release.marginals, else greedy).")
+@click.option("--start", default="chosen", show_default=True,
+              help="Start table: 'chosen' (the policy's utility metric picks among the minimal nodes), 'all' (search "
+                   "from every minimal node, keep the best), or a node such as age=1,sex=0,...")
+@click.option("--max-sensitive", default=3, show_default=True, type=int,
+              help="At most this many marginals may hold the sensitive attribute.")
+@click.option("--max-steps", default=None, type=int, help="Stop the greedy search after this many moves.")
+@click.option("--prune", type=click.Choice(["auto", "hull", "pairs", "none"]), default="auto", show_default=True,
+              help="Pruning of the maxent l-diversity check (Algorithm 1).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
+@click.option("--json", "json_path", default=None, help="Write the manifest (JSON) here ('-' = stdout).")
+@click.option("--no-release", is_flag=True, help="Search and score only; write nothing to the database.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
+def marginals_command(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet):
+    """Search, score and release anonymized marginals beside the anonymized table (Kifer & Gehrke 2006)."""
+    from ..cli import _progress, _run, _write_json, user_errors
+    user_errors(_marginals)(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release,
+                            quiet, _run, _progress, _write_json)
+
+
+def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet,
+               run_factory, progress_factory, write_json):
+    from ..cli_common import parse_node
+    from ..errors import DataError, PolicyError, PrivacyNotMet
+    from .search import best_of
+    from .session import Marginals
+
+    progress = progress_factory(quiet)
+    with run_factory(policy, db, quiet) as run:
+        if not run.candidates:
+            raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
+                            "privacy models")
+        ms = Marginals(run, max_sensitive=max_sensitive, prune=prune)
+        listed = ms.policy_marginals()
+        mode = search_mode or ("none" if listed else "greedy")
+        if listed and search_mode not in (None, "none"):
+            raise PolicyError("--search", "the policy lists release.marginals; give --search none (the default "
+                              "then) or remove them to search")
+        run.choose()
+        if start == "all":
+            starts = [c.levels for c in run.candidates]
+        elif start == "chosen":
+            starts = [run.chosen.levels]
+        else:   # a given node: it becomes the released table (the lattice's minimal nodes stay in the manifest)
+            minimal = list(run.candidates)
+            run.use_node(parse_node(start))
+            run.candidates = minimal
+            starts = [run.chosen.levels]
+        section: dict = {"mode": mode, "max_sensitive": max_sensitive}
+        if mode == "none":
+            table = ms.table(run.chosen.levels)
+            coll = ms.collection([table, *listed])
+        elif mode == "greedy":
+            results = [ms.search(levels, max_steps, progress) for levels in starts]
+            best = best_of(results)
+            run.chosen = next((c for c in run.candidates if c.levels == starts[results.index(best)]), run.chosen)
+            table, coll = best.start, best.collection
+            section["search"] = [r.as_dict() for r in results]
+        else:
+            table = ms.table(run.chosen.levels)
+            path, coll = ms.one_attribute_path(run.chosen.levels)
+            section["path"] = [p.as_dict() for p in path]
+        section.update(ms.score(coll, table))
+        if not section["privacy"]["satisfied"]:
+            _echo_summary(section, quiet or json_path == "-")
+            if json_path:
+                write_json({"marginals": section}, json_path)
+            raise PrivacyNotMet("the marginals are not private: " + _privacy_text(section["privacy"])
+                                + "; nothing was released")
+        if not no_release:
+            run.materialize()
+            run.outputs.extend(ms.release(coll, skip=table))
+        manifest = run.manifest()
+        manifest["marginals"] = section
+        if not quiet and json_path != "-":
+            _echo_summary(section, False, manifest["outputs"])
+        if json_path:
+            write_json(manifest, json_path)
+
+
+def _privacy_text(p: dict) -> str:
+    d = p["maxent_l_diversity"]
+    text = (f"k-link {p['k_link']}, k-combinatorial {p['k_combinatorial']}, maxent l-diversity "
+            f"{'holds' if d['ok'] else 'FAILS'}")
+    if d.get("violation"):
+        v = d["violation"]
+        text += " at " + ", ".join(f"{a}={x}" for a, x in v["group"].items()) + f" ({d.get('reason') or 'reconstruction'})"
+    if p.get("not_decomposable"):
+        text += ", the collection is not decomposable"
+    if p["sensitive_marginals"] > p["max_sensitive_marginals"]:
+        text += f", {p['sensitive_marginals']} marginals hold the sensitive attribute (limit {p['max_sensitive_marginals']})"
+    return text
+
+
+def _echo_summary(section: dict, quiet: bool, outputs=()) -> None:
+    if quiet:
+        return
+    table = section.get("table", {})
+    click.echo("table: " + ", ".join(f"{a}={l}" for a, l in table.items())
+               + f"; KL-divergence alone {section.get('single_table_kl', float('nan')):.4f}")
+    click.echo(f"collection ({section['mode']}): {len(section['structure']['marginals'])} marginals, "
+               f"{'decomposable' if section['structure']['decomposable'] else 'not decomposable'}, "
+               f"KL-divergence {section['kl_divergence']:.4f}")
+    for m in section["structure"]["marginals"]:
+        click.echo("  {" + ", ".join(f"{a}@{l}" for a, l in m.items()) + "}")
+    click.echo(f"privacy ({section['privacy']['required']}): " + _privacy_text(section["privacy"]))
+    for o in outputs:
+        if o["kind"] == "marginal":
+            click.echo(f"released marginal {o['name']}: {o['rows']:,} rows")
+        else:
+            click.echo(f"released {o['kind']} {o['name']}: {o['rows']:,} rows")
+
+
+COMMANDS.append(marginals_command)

@@ -1,0 +1,3 @@
+{# A released marginal as a table, built under a temporary name and swapped in with rename_table.sql. #}
+CREATE OR REPLACE TABLE {{ name | ident }} AS
+{% include "marginal_select.sql" %}

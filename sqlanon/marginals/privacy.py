@@ -1,0 +1,562 @@
+"""Privacy of a collection of anonymized marginals (Kifer & Gehrke, SIGMOD 2006, `papers/004_...`,
+Section 3 "Extending privacy definitions" and Section 6 "Algorithms").
+
+- k-link anonymity (Def. 3.1): every marginal's non-sensitive part is k-anonymous: each cell of the
+  marginal projected on its non-sensitive attributes holds 0 or >= k rows. `k_link` returns the
+  smallest positive count (the k achieved).
+- k-combinatorial anonymity (Def. 3.2): for every non-sensitive cell t, either all tables consistent
+  with the marginals have T(t) = 0, or one has T(t) >= k. For a decomposable collection the sharp
+  bounds are closed-form (Dobra's bounds, Sec. 6, Equation 9, reconstructed since our copy lost its
+  symbols): max_T T(t) = min_i T_Ei(t) over the cliques, and min_T T(t) = max(0, sum_i T_Ei(t) -
+  sum_{i>=2} T_Si(t)) (Dobra & Fienberg 2000), over the marginals projected on the non-sensitive
+  attributes (still decomposable: removing a vertex keeps a graph triangulated). `cell_bounds`
+  computes both over the original's non-sensitive cells; `k_combinatorial` the smallest positive upper
+  bound. Because the marginals all come from one table, that minimum is attained at an observed cell
+  and equals the smallest positive non-sensitive marginal count: for decomposable collections
+  k-combinatorial anonymity coincides with k-link anonymity (the tests check both against an
+  enumeration of every consistent table). We also report `certain_small`, the cells every consistent
+  table puts between 1 and k - 1 rows (L >= 1 and U < k), the reading of Sec. 6's prose.
+- maxent l-diversity (Def. 3.3): the maximum-entropy reconstruction is l-diverse: for every
+  combination t of non-sensitive values with positive probability, P*(s | t) satisfies the policy's
+  l-diversity (distinct, entropy or recursive (c,l)). `maxent_l_diversity` is Algorithm 1 (the
+  junction-tree check with pruning) over the cliques holding the sensitive attribute only
+  (Proposition 6.3: the others do not change P*(s | t)), after the early exit of Proposition 6.2 (a
+  clique that is not l-diverse by itself); `maxent_l_diversity_brute` evaluates the whole
+  reconstructed table (closed form or IPF over the finest levels) and is the tests' reference.
+
+Pruning (Algorithm 1's `prune`, Theorem 6.1). After a join, groups of the intermediate table are
+gathered into *relevant blocks* (equal values of the attributes later joins use); every later factor
+multiplies all groups of a block by the same non-negative vector over the sensitive values. The sets
+of l-diverse count vectors of the three variants are convex cones (entropy is concave on the simplex;
+"r1 - c (r_l + ... + r_m)" is convex, being a max minus c times a sum of smallest entries; supports
+only grow under sums), and stay so under such a scaling, so if some group ends up not l-diverse, so does
+an extreme ray of its block's cone. `prune="hull"` keeps only the extreme rays (a group is dropped
+when a non-negative combination of the block's other remaining groups reproduces its direction, by
+non-negative least squares), in blocks of at most `HULL_MAX_GROUPS` groups (larger blocks are kept
+whole: one least-squares problem per group would cost more than the vectorized final check saves). The paper states the convex hull; the conic hull is the same test after
+normalizing each group to a distribution, and prunes at least as much. For recursive (c,l) with
+l = |S| the paper's variant (`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the
+group with the largest ratio r_s / r_s', with no hull at all. `prune="none"` keeps every group.
+The paper's third algorithm (a relaxed l-diversity for large sensitive domains) is not implemented.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import PolicyError
+from ..models.base import Criterion
+from ..models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from . import structure
+from .collection import Collection, Marginal, Schema
+from .estimate import MarginalCounts, closed_form_dense, ipf
+
+RESIDUAL_TOL = 1e-9     # a direction is inside the cone when NNLS reproduces it this closely (relative)
+# blocks with more groups than this are not hull-pruned: one NNLS per group costs more than carrying the
+# groups to the vectorized final check, and with many sensitive values most groups are extreme rays anyway
+# (pruning less is always sound)
+HULL_MAX_GROUPS = 64
+
+
+# --------------------------------------------------------------------------------------------------
+# the policy's models, as they apply to marginals
+
+@dataclass
+class MarginalPrivacy:
+    """What a collection must satisfy: k-link (and so k-combinatorial) anonymity with `k`, maxent
+    l-diversity with `diversity` (a plain distinct / entropy / recursive criterion), and at most
+    `max_sensitive` marginals holding the sensitive attribute (Sec. 6, to bound the join)."""
+
+    k: int = 1
+    diversity: Criterion | None = None
+    max_sensitive: int = 3
+
+    @classmethod
+    def from_criteria(cls, criteria, max_sensitive: int = 3) -> "MarginalPrivacy":
+        k, div = 1, None
+        for c in criteria:
+            if hasattr(c, "k"):
+                k = int(c.k)
+            elif isinstance(c, (DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity)):
+                if getattr(c, "dont_care_codes", ()) or getattr(c, "npd", None) is not None:
+                    raise PolicyError("privacy.l_diversity", "anonymized marginals check plain distinct, entropy or "
+                                      "recursive (c,l)-diversity of the reconstructed table; remove dont_care and "
+                                      "no_negative_disclosure")
+                if c.multi_attribute:
+                    raise PolicyError("privacy.l_diversity.attribute", "anonymized marginals have one sensitive "
+                                      "attribute; name it instead of 'all'")
+                div = c
+            else:
+                raise PolicyError("privacy.t_closeness", "is not defined for anonymized marginals (Kifer & Gehrke "
+                                  "define k-link, k-combinatorial and maxent l-diversity); remove it to release "
+                                  "marginals")
+        if isinstance(max_sensitive, bool) or not isinstance(max_sensitive, int) or max_sensitive < 1:
+            raise PolicyError("--max-sensitive", f"must be an integer >= 1; got {max_sensitive!r}")
+        return cls(k, div, max_sensitive)
+
+    def describe(self) -> str:
+        parts = [f"{self.k}-link anonymity"]
+        if self.diversity is not None:
+            parts.append("maxent " + self.diversity.describe())
+        return " + ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# k-link and k-combinatorial anonymity
+
+def k_link(coll: Collection, counts: MarginalCounts) -> int:
+    """The k of k-link anonymity (Def. 3.1): the smallest positive count of any marginal's
+    non-sensitive part (|T| for a marginal of the sensitive attribute alone)."""
+    out = counts.schema.rows
+    for m in coll.marginals:
+        ns = counts.nonsensitive(m)
+        if len(ns):
+            _, n = counts.get(ns)
+            pos = n[n > 0]
+            if len(pos):
+                out = min(out, int(pos.min()))
+    return int(out)
+
+
+def nonsensitive_collection(coll: Collection) -> Collection:
+    """The marginals projected on their non-sensitive attributes (Def. 3.2 is about those cells)."""
+    s = coll.schema
+    return Collection(s, [Marginal(tuple((a, l) for a, l in m.levels if a != s.sensitive)) for m in coll.marginals])
+
+
+def _lookup(counts: MarginalCounts, m: Marginal, axes, cell_codes: np.ndarray) -> np.ndarray:
+    """The count of marginal m at each cell (codes at the levels `axes`)."""
+    s = counts.schema
+    dense = counts.dense(m)
+    idx = []
+    pos = {a: i for i, (a, _) in enumerate(axes)}
+    lv = dict(axes)
+    for a, lvl in m.levels:
+        idx.append(s.up(a, lv[a], lvl)[cell_codes[:, pos[a]]])
+    return dense[tuple(idx)] if idx else np.full(len(cell_codes), float(dense))
+
+
+@dataclass
+class CellBounds:
+    axes: list[tuple[str, int]]
+    cells: np.ndarray       # (cells, axes) codes of the observed non-sensitive cells at the finest levels
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def cell_bounds(coll: Collection, counts: MarginalCounts) -> CellBounds:
+    """Dobra's sharp bounds on every observed non-sensitive cell (finest levels) of a decomposable
+    collection: upper = min over cliques, lower = max(0, sum cliques - sum separators)."""
+    ns = nonsensitive_collection(coll)
+    s = coll.schema
+    if not len(ns):
+        return CellBounds([], np.zeros((1, 0), dtype=np.int64), np.array([float(s.rows)]), np.array([float(s.rows)]))
+    if not ns.decomposable:
+        raise ValueError("closed-form bounds need a decomposable collection")
+    axes = [(a, l) for a, l in ns.finest().items() if l < s.depth[a]]
+    codes, n = counts.get(Marginal(tuple(axes)))
+    cells = codes[n > 0]
+    upper = np.full(len(cells), np.inf)
+    lower = np.zeros(len(cells))
+    for c in ns.cliques:
+        t = _lookup(counts, c, axes, cells)
+        upper = np.minimum(upper, t)
+        lower += t
+    for sep in ns.separators[1:]:
+        lower -= _lookup(counts, sep, axes, cells)
+    return CellBounds(axes, cells, np.maximum(lower, 0.0), upper)
+
+
+def k_combinatorial(coll: Collection, counts: MarginalCounts, k: int = 1) -> tuple[int, int]:
+    """(the smallest positive sharp upper bound over non-sensitive cells, i.e. the k of Def. 3.2; the
+    number of cells every consistent table puts between 1 and k - 1 rows)."""
+    b = cell_bounds(coll, counts)
+    up = b.upper[b.upper > 0]
+    kk = int(round(float(up.min()))) if len(up) else coll.schema.rows
+    certain = int(((b.lower >= 1) & (b.upper < k)).sum())
+    return kk, certain
+
+
+# --------------------------------------------------------------------------------------------------
+# groups: non-sensitive keys with a vector of counts over the sensitive values
+
+@dataclass
+class Groups:
+    """Anonymized groups of an intermediate table of Algorithm 1: `keys` (groups, attributes) codes of
+    the non-sensitive attributes `attrs` (attribute, level), `vecs` (groups, |S|) the (estimated)
+    count of each sensitive value."""
+
+    attrs: list[tuple[str, int]]
+    keys: np.ndarray
+    vecs: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.vecs)
+
+
+def groups_of(counts: MarginalCounts, m: Marginal) -> Groups:
+    """A marginal holding the sensitive attribute as groups: its non-sensitive cells, each with its
+    counts per sensitive value."""
+    s = counts.schema
+    codes, n = counts.get(m)
+    attrs = [(a, l) for a, l in m.levels if a != s.sensitive]
+    si = [a for a, _ in m.levels].index(s.sensitive)
+    scode = codes[:, si]
+    keycols = np.delete(codes, si, axis=1)
+    msize = s.labels(s.sensitive, 0)
+    if keycols.shape[1]:
+        keys, inv = np.unique(keycols, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    else:
+        keys, inv = np.zeros((1, 0), dtype=np.int64), np.zeros(len(n), dtype=np.int64)
+    vecs = np.zeros((len(keys), msize))
+    np.add.at(vecs, (inv, scode), n)
+    return Groups(attrs, keys, vecs)
+
+
+def project(schema: Schema, g: Groups, target: list[tuple[str, int]]) -> np.ndarray:
+    """Group keys rolled up to `target` (attributes at levels no finer than the groups')."""
+    lv = {a: (i, l) for i, (a, l) in enumerate(g.attrs)}
+    cols = []
+    for a, lt in target:
+        i, lg = lv[a]
+        cols.append(schema.up(a, lg, lt)[g.keys[:, i]])
+    return np.column_stack(cols) if cols else np.zeros((len(g), 0), dtype=np.int64)
+
+
+def _merge_keys(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row index pairs (i, j) with left[i] == right[j] (an inner equi-join on all columns)."""
+    if left.shape[1] == 0:
+        i, j = np.meshgrid(np.arange(len(left)), np.arange(len(right)), indexing="ij")
+        return i.ravel(), j.ravel()
+    cols = [f"k{c}" for c in range(left.shape[1])]
+    lf = pd.DataFrame(left, columns=cols).assign(_i=np.arange(len(left)))
+    rf = pd.DataFrame(right, columns=cols).assign(_j=np.arange(len(right)))
+    both = lf.merge(rf, on=cols, how="inner")
+    return both["_i"].to_numpy(), both["_j"].to_numpy()
+
+
+def join(schema: Schema, gv: Groups, gx: Groups, sep: Groups) -> Groups:
+    """Algorithm 1, lines 4-7: tmp = I_v join I_x, tmp(t) = I_v(t_v) I_x(t_x) / T_{v & x}(t_{v & x}),
+    per sensitive value (0 where the separator is 0, which makes the numerator 0 too)."""
+    kv = project(schema, gv, sep.attrs)
+    iv, ix = _merge_keys(kv, project(schema, gx, sep.attrs))
+    # each joined pair's separator cell (keys are unique in `sep`; a pair with none gets 0)
+    pair, isep = _merge_keys(kv[iv], sep.keys)
+    den = np.zeros((len(iv), sep.vecs.shape[1]))
+    den[pair] = sep.vecs[isep]
+    num = gv.vecs[iv] * gx.vecs[ix]
+    vecs = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    # the joined group's key: every attribute of either side at the finer of its levels
+    lv_v = {a: (i, l) for i, (a, l) in enumerate(gv.attrs)}
+    lv_x = {a: (i, l) for i, (a, l) in enumerate(gx.attrs)}
+    attrs, cols = [], []
+    for a in schema.attributes:
+        if a in lv_v and (a not in lv_x or lv_v[a][1] <= lv_x[a][1]):
+            attrs.append((a, lv_v[a][1]))
+            cols.append(gv.keys[iv, lv_v[a][0]])
+        elif a in lv_x:
+            attrs.append((a, lv_x[a][1]))
+            cols.append(gx.keys[ix, lv_x[a][0]])
+    keys = np.column_stack(cols) if cols else np.zeros((len(vecs), 0), dtype=np.int64)
+    live = vecs.sum(axis=1) > 0        # a combination with no mass is not a group of the reconstruction
+    return Groups(attrs, keys[live], vecs[live])
+
+
+# --------------------------------------------------------------------------------------------------
+# pruning
+
+def nnls(a: np.ndarray, b: np.ndarray, max_iter: int | None = None) -> tuple[np.ndarray, float]:
+    """Non-negative least squares, min ||a x - b|| subject to x >= 0 (Lawson & Hanson 1974, ch. 23).
+    Returns (x, residual norm)."""
+    m, n = a.shape
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    tol = 10 * np.finfo(float).eps * max(m, n) * max(float(np.abs(a).sum(axis=0).max(initial=0.0)), 1.0)
+    w = a.T @ (b - a @ x)
+    max_iter = max_iter or 3 * n + 10
+    for _ in range(max_iter):
+        if passive.all() or not np.any(w[~passive] > tol):
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if np.all(z[passive] > tol):
+                x = z
+                break
+            neg = passive & (z <= tol)
+            alpha = float(np.min(x[neg] / (x[neg] - z[neg])))
+            x = x + alpha * (z - x)
+            passive &= x > tol
+            x[~passive] = 0.0
+            if not passive.any():
+                break
+        w = a.T @ (b - a @ x)
+    return x, float(np.linalg.norm(a @ x - b))
+
+
+def _hull_keep(dirs: np.ndarray) -> np.ndarray:
+    """Which of these directions (rows, each summing to 1, all different) are extreme rays of their cone."""
+    keep = np.ones(len(dirs), dtype=bool)
+    support = dirs > 0
+    # a point that alone maximizes some coordinate is a vertex of the hull: no test needed
+    top = dirs.max(axis=0)
+    sure = np.zeros(len(dirs), dtype=bool)
+    for j in np.flatnonzero((dirs == top).sum(axis=0) == 1):
+        sure[int(np.argmax(dirs[:, j]))] = True
+    for i in np.flatnonzero(~sure):
+        others = keep.copy()
+        others[i] = False
+        # only groups whose support lies inside i's can take part in a non-negative combination of it
+        others &= ~np.any(support & ~support[i], axis=1)
+        if not others.any():
+            continue
+        _, res = nnls(dirs[others].T, dirs[i])
+        if res <= RESIDUAL_TOL * max(float(np.linalg.norm(dirs[i])), 1e-300):
+            keep[i] = False
+    return keep
+
+
+def _blocks(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> np.ndarray:
+    key = project(schema, g, rel)
+    if key.shape[1] == 0:
+        return np.zeros(len(g), dtype=np.int64)
+    return np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def prune_hull(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Groups:
+    """Keep, in each relevant block, the groups that are extreme rays of the block's cone (duplicate
+    directions count once)."""
+    if len(g) <= 1:
+        return g
+    block = _blocks(schema, g, rel)
+    dirs = g.vecs / g.vecs.sum(axis=1, keepdims=True)
+    # one group per (block, direction): equal directions are the same ray
+    _, first = np.unique(np.column_stack([block, np.round(dirs, 12)]), axis=0, return_index=True)
+    keep = np.zeros(len(g), dtype=bool)
+    keep[first] = True
+    order = np.argsort(block, kind="stable")
+    bounds = np.flatnonzero(np.diff(block[order])) + 1
+    for members in np.split(order, bounds):
+        members = members[keep[members]]
+        if 1 < len(members) <= HULL_MAX_GROUPS:
+            keep[members] = _hull_keep(dirs[members])
+    return Groups(g.attrs, g.keys[keep], g.vecs[keep])
+
+
+def prune_pairs(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Groups:
+    """The paper's variant for recursive (c,l) with l = |S|: per relevant block and ordered pair of
+    sensitive values (s, s'), keep the group with the largest r_s / r_s' (infinite when r_s' = 0 < r_s)."""
+    if len(g) <= 1:
+        return g
+    block = _blocks(schema, g, rel)
+    v = g.vecs
+    keep = np.zeros(len(g), dtype=bool)
+    m = v.shape[1]
+    for s in range(m):
+        for t in range(m):
+            if s == t:
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(v[:, s] > 0, np.where(v[:, t] > 0, v[:, s] / np.where(v[:, t] > 0, v[:, t], 1),
+                                                       np.inf), -1.0)
+            order = np.lexsort((-ratio, block))
+            firsts = order[np.r_[True, block[order][1:] != block[order][:-1]]]
+            keep[firsts] = True
+    return Groups(g.attrs, g.keys[keep], g.vecs[keep])
+
+
+def prune_none(schema: Schema, g: Groups, rel) -> Groups:
+    return g
+
+
+PRUNERS = {"hull": prune_hull, "pairs": prune_pairs, "none": prune_none}
+
+
+def choose_pruner(criterion: Criterion, m: int) -> str:
+    """The paper's variant (pairwise ratios) for recursive (c, l) with l = |S|, extreme rays otherwise.
+    (Keeping only the groups with the fewest values would not do for distinct l-diversity: a later factor
+    can zero every value of such a group, which then is no group at all, while a larger one survives.)"""
+    if isinstance(criterion, RecursiveCLDiversity) and criterion.l >= m:
+        return "pairs"
+    return "hull"
+
+
+# --------------------------------------------------------------------------------------------------
+# maxent l-diversity
+
+@dataclass
+class DiversityCheck:
+    """The outcome of a maxent l-diversity check. `groups` counts the groups whose distribution was
+    evaluated at the end (after pruning); `joined` the groups produced by joins before pruning."""
+
+    ok: bool
+    method: str
+    groups: int = 0
+    joined: int = 0
+    violation: dict | None = None
+    reason: str = ""
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "method": self.method, "groups_checked": self.groups, "groups_joined": self.joined,
+                "violation": self.violation, "reason": self.reason}
+
+
+def _violation(schema: Schema, g: Groups, criterion: Criterion) -> dict | None:
+    ok = criterion.block_ok(g.vecs)
+    if ok.all():
+        return None
+    i = int(np.flatnonzero(~ok)[0])
+    labels = {a: schema.label_text(a, l)[int(c)] for (a, l), c in zip(g.attrs, g.keys[i])}
+    vec = g.vecs[i] / g.vecs[i].sum()
+    values = schema.label_text(schema.sensitive, 0)
+    dist = {values[j]: round(float(p), 6) for j, p in enumerate(vec) if p > 0}
+    return {"group": labels, "levels": dict(g.attrs), "distribution": dist}
+
+
+def maxent_l_diversity(coll: Collection, criterion: Criterion | None, counts: MarginalCounts,
+                       prune: str = "auto", early_exit: bool = True) -> DiversityCheck:
+    """Algorithm 1 (junction-tree check with pruning) over the cliques holding the sensitive attribute;
+    with `early_exit`, first Proposition 6.2 (1) on each clique alone."""
+    if criterion is None:
+        return DiversityCheck(True, "none", reason="no l-diversity model in the policy")
+    s = coll.schema
+    if not coll.decomposable:
+        raise ValueError("Algorithm 1 needs a decomposable collection; use maxent_l_diversity_brute")
+    msize = s.labels(s.sensitive, 0)
+    if prune == "auto":
+        prune = choose_pruner(criterion, msize)
+    if prune == "pairs" and choose_pruner(criterion, msize) != "pairs":
+        raise PolicyError("--prune", "pairs is exact only for recursive (c,l)-diversity with l = the number of "
+                          f"sensitive values ({msize}); use auto or hull")
+    pruner = PRUNERS[prune]
+    vs = [c for c in coll.clique_sets if (s.sensitive, 1) in c]
+    if not vs:
+        # no marginal holds the sensitive attribute: P*(s | t) is uniform over its values
+        ok = bool(criterion.block_ok(np.ones((1, msize)))[0])
+        return DiversityCheck(ok, f"algorithm1/{prune}", 1, 1, None if ok else {"group": {}, "distribution": "uniform"},
+                              "no marginal holds the sensitive attribute")
+    cliques = [s.from_vertices(c) for c in vs]
+    # Proposition 6.2 (1): a clique that is not l-diverse by itself cannot give an l-diverse reconstruction
+    for c in cliques if early_exit else ():
+        g = groups_of(counts, c)
+        bad = _violation(s, g, criterion)
+        if bad is not None:
+            return DiversityCheck(False, f"algorithm1/{prune}", len(g), len(g), bad,
+                                  f"the marginal {c.text()} is not l-diverse by itself (Proposition 6.2)")
+    tree = structure.junction_tree(vs, root=0)
+    margs = [s.from_vertices(c) for c in tree.cliques]
+    joined = 0
+
+    def nonsens(m: Marginal) -> list[tuple[str, int]]:
+        return [(a, l) for a, l in m.levels if a != s.sensitive]
+
+    def check(v: int) -> Groups:
+        nonlocal joined
+        iv = groups_of(counts, margs[v])
+        children = tree.children(v)
+        for i, x in enumerate(children):
+            ix = check(x)
+            sep = s.from_vertices(tree.separators[x])
+            iv = join(s, iv, ix, groups_of(counts, sep))
+            joined += len(iv)
+            # line 8; after the last child it is skipped: at the root every group is checked next anyway,
+            # elsewhere line 13 prunes within coarser blocks, keeping a subset of what line 8 would keep
+            if i < len(children) - 1:
+                iv = pruner(s, iv, nonsens(margs[v]))
+        if tree.parent[v] is not None:
+            iv = pruner(s, iv, nonsens(s.from_vertices(tree.separators[v])))
+        return iv
+
+    root = check(0)
+    bad = _violation(s, root, criterion)
+    return DiversityCheck(bad is None, f"algorithm1/{prune}", len(root), joined, bad)
+
+
+def reconstruction(coll: Collection, counts: MarginalCounts):
+    """The maximum-entropy table over the finest levels: closed form when decomposable, else IPF."""
+    return closed_form_dense(coll, counts) if coll.decomposable else ipf(coll, counts)
+
+
+def reconstructed_groups(coll: Collection, counts: MarginalCounts) -> Groups:
+    """Every non-sensitive cell (finest levels) of the whole reconstructed table with positive mass,
+    with its estimated counts per sensitive value: the blocks maxent l-diversity is about."""
+    s = coll.schema
+    rec = reconstruction(coll, counts)
+    msize = s.labels(s.sensitive, 0)
+    axes = list(rec.axes)
+    arr = rec.counts
+    if axes and axes[-1][0] == s.sensitive:
+        vecs = arr.reshape(-1, msize)
+        ns_axes = axes[:-1]
+    else:   # the sensitive attribute is in no marginal: uniform over its values
+        vecs = np.repeat(arr.reshape(-1, 1), msize, axis=1) / msize
+        ns_axes = axes
+    shape = [s.labels(a, l) for a, l in ns_axes]
+    keys = (np.column_stack([k.ravel() for k in np.indices(shape)]) if shape
+            else np.zeros((len(vecs), 0), dtype=np.int64))
+    live = vecs.sum(axis=1) > 1e-12 * s.rows
+    return Groups(ns_axes, keys[live], vecs[live])
+
+
+def maxent_l_diversity_brute(coll: Collection, criterion: Criterion | None, counts: MarginalCounts) -> DiversityCheck:
+    """Brute force: every non-sensitive cell of the whole reconstructed table (all marginals, finest
+    levels), each with positive mass checked for l-diversity."""
+    if criterion is None:
+        return DiversityCheck(True, "none")
+    g = reconstructed_groups(coll, counts)
+    bad = _violation(coll.schema, g, criterion)
+    return DiversityCheck(bad is None, "brute", len(g), len(g), bad)
+
+
+# --------------------------------------------------------------------------------------------------
+# everything at once
+
+@dataclass
+class PrivacyReport:
+    k_link: int
+    k_combinatorial: int | None
+    certain_small: int | None
+    diversity: DiversityCheck
+    sensitive_marginals: int
+    privacy: MarginalPrivacy
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def satisfied(self) -> bool:
+        """k-link, k-combinatorial (certified only for decomposable collections: in general the bounds are
+        NP-hard, Sec. 6, so a non-decomposable collection is never released), maxent l-diversity and the
+        limit on marginals holding the sensitive attribute."""
+        return (self.k_link >= self.privacy.k and self.k_combinatorial is not None
+                and self.k_combinatorial >= self.privacy.k and self.diversity.ok
+                and self.sensitive_marginals <= self.privacy.max_sensitive)
+
+    def as_dict(self) -> dict:
+        return {"satisfied": self.satisfied, "required": self.privacy.describe(), "k_link": self.k_link,
+                "k_combinatorial": self.k_combinatorial, "cells_certainly_below_k": self.certain_small,
+                "maxent_l_diversity": self.diversity.as_dict(), "sensitive_marginals": self.sensitive_marginals,
+                "max_sensitive_marginals": self.privacy.max_sensitive, **self.extra}
+
+
+def check_privacy(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCounts,
+                  prune: str = "auto") -> PrivacyReport:
+    s = coll.schema
+    if coll.decomposable:
+        kc, certain = k_combinatorial(coll, counts, privacy.k)
+        div = maxent_l_diversity(coll, privacy.diversity, counts, prune)
+        n_sens = sum(1 for c in coll.clique_sets if (s.sensitive, 1) in c)
+    else:
+        kc, certain = None, None
+        div = maxent_l_diversity_brute(coll, privacy.diversity, counts)
+        n_sens = len(coll.with_sensitive())
+    extra = {} if coll.decomposable else {"not_decomposable": "k-combinatorial anonymity cannot be certified for a "
+                                                              "collection that is not decomposable (Sec. 6)"}
+    return PrivacyReport(k_link(coll, counts), kc, certain, div, n_sens, privacy, extra)
+
+
+__all__ = ["MarginalPrivacy", "k_link", "cell_bounds", "k_combinatorial", "maxent_l_diversity",
+           "maxent_l_diversity_brute", "check_privacy", "PrivacyReport", "DiversityCheck", "nnls"]
