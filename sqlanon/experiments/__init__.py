@@ -23,6 +23,8 @@ NAMES = (        # report order; one experiment module per line
     "utility",
     "similarity",
     "facts",
+    "maxent",
+    "marginals",
 )
 
 __all__ = ["NAMES", "run_experiments", "experiments"]

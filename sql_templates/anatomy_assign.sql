@@ -1,0 +1,56 @@
+{# Anatomy's bucket assignment in one pass (sqlanon.maxent.anatomy explains the round robin).
+
+   `groups` holds one row per sensitive value: its position "start" in the row order (groups by
+   decreasing size), its cap (rows kept) and whether it counts for diversity. Within a value, rows are
+   taken in a seeded pseudo-random order (md5 of the seed and the row's text; the ? is the seed).
+   A counted row of rank r gets bucket (start + r) mod m: every value holds at most m contiguous ranks,
+   so no bucket gets a counted value twice. Rows of a value that does not count are spread over the
+   buckets (spread) or left out. Pseudonyms number the kept rows by bucket, then by quasi-identifier
+   and another seeded hash that ignores the sensitive value (so the order in a bucket reveals nothing). #}
+CREATE OR REPLACE TEMPORARY TABLE {{ table | ident }} AS
+WITH ranked AS (
+    SELECT
+{% for c in qis %}
+        src.{{ c | ident }},
+{% endfor %}
+        src.{{ sensitive | ident }},
+        g."value" AS "__value",
+        g."start",
+        g."cap",
+        g."counted",
+        ROW_NUMBER() OVER (
+            PARTITION BY g."value"
+            ORDER BY md5(concat_ws(chr(31), ?, g."value"{% for c in qis %}, CAST(src.{{ c | ident }} AS VARCHAR){% endfor %}))
+{% for c in qis %}
+                   , src.{{ c | ident }}
+{% endfor %}
+        ) - 1 AS "r"
+    FROM {{ source | ident }} AS src
+    JOIN {{ groups | ident }} AS g ON g."value" = CAST(src.{{ sensitive | ident }} AS VARCHAR)
+), placed AS (
+    SELECT *,
+           CASE WHEN "counted" THEN ("start" + "r") % {{ m | int }} ELSE "r" % {{ m | int }} END + 1 AS "planned"
+    FROM ranked
+    WHERE ("counted" AND "r" < "cap" AND "start" + "r" < {{ limit | int }})
+{% if spread %}
+       OR NOT "counted"
+{% endif %}
+), kept AS (
+    SELECT *, DENSE_RANK() OVER (ORDER BY "planned") AS "bucket"
+    FROM placed
+{% if keep %}
+    WHERE "planned" IN (SELECT "bucket" FROM {{ keep | ident }})
+{% endif %}
+)
+SELECT
+{% for c in qis %}
+    {{ c | ident }},
+{% endfor %}
+    {{ sensitive | ident }},
+    "bucket",
+    ROW_NUMBER() OVER (
+        ORDER BY "bucket"{% for c in qis %}, {{ c | ident }}{% endfor %},
+                 md5(concat_ws(chr(31), ?{% for c in qis %}, CAST({{ c | ident }} AS VARCHAR){% endfor %})),
+                 "__value"
+    ) AS "pseudonym"
+FROM kept

@@ -1,0 +1,49 @@
+"""Writing several result tables at once, atomically (the pattern of `sqlanon.release`).
+
+Each table is built under a temporary name (``<name>__sqlanon_tmp``); when all are built, one
+transaction drops the old tables and renames the new ones in. A failure while building leaves the old
+tables (or nothing) and drops whatever temporary table it made: never half a release.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+
+from ..errors import PolicyError
+
+TMP_SUFFIX = "__sqlanon_tmp"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_name(name: str, field: str) -> str:
+    """A table name the user chose: letters, digits and _, not starting with the reserved __sqlanon."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise PolicyError(field, f"must be a table name of letters, digits and _; got {name!r}")
+    if name.startswith("__sqlanon"):
+        raise PolicyError(field, "names starting with __sqlanon are reserved")
+    return name
+
+
+def tmp_name(name: str) -> str:
+    return name + TMP_SUFFIX
+
+
+@contextlib.contextmanager
+def atomic_tables(backend, names: list[str]):
+    """Build each table of `names` under `tmp_name(name)` inside the block; swap them all in at its end.
+
+    On an exception inside the block the temporary tables are dropped and the old tables stay.
+    """
+    for n in names:
+        backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")   # left by a crashed run
+    try:
+        yield
+        with backend.transaction():
+            for n in names:
+                backend.drop_relation(n)
+                backend.execute("rename_table.sql", old=tmp_name(n), new=n)
+    except BaseException:
+        for n in names:
+            with contextlib.suppress(Exception):
+                backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")
+        raise

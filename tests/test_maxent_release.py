@@ -1,0 +1,317 @@
+"""Privacy-MaxEnt's data side: Anatomy bucketization, association rules mined in SQL (against brute force),
+generalized releases as buckets, the `bucketize` / `maxent` commands, and the Adult experiment."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import duckdb
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sqlanon.cli import main
+from sqlanon.engine import wrap_connection
+from sqlanon.errors import DataError, PolicyError
+from sqlanon.maxent import Knowledge, MaxEnt, ReleaseTables, Rules, bucketize, open_release
+from sqlanon.maxent.anatomy import max_buckets, plan_buckets
+
+from conftest import ADULT, HOSPITAL
+
+QIS = ["age", "sex", "race", "marital_status", "workclass"]
+
+
+@pytest.fixture(scope="module")
+def adult_con():
+    """3,000 seeded Adult rows in a DuckDB connection (table `a`)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE a AS SELECT * FROM read_parquet(?) USING SAMPLE 3000 ROWS (reservoir, 7)",
+                [str(ADULT / "adult.parquet")])
+    yield con
+    con.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# Anatomy
+
+@pytest.mark.parametrize("seed", range(20))
+def test_max_buckets_is_the_largest_feasible_count(seed):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 40, size=int(rng.integers(1, 9)))
+    l = int(rng.integers(1, 6))
+    best = max((m for m in range(0, counts.sum() + 1) if np.minimum(counts, m).sum() >= l * m), default=0)
+    assert max_buckets(counts, l) == (best if len(counts) >= l else 0)
+
+
+def _buckets(con, name, sensitive="education"):
+    rows = con.execute(f'SELECT bucket, "{sensitive}", count FROM {name}_st ORDER BY 1, 2').fetchall()
+    out = {}
+    for b, v, n in rows:
+        out.setdefault(b, {})[v] = n
+    return out
+
+
+@pytest.mark.parametrize("exact, not_counted", [(False, ()), (True, ("HS-grad",)), (False, ("HS-grad",))])
+def test_bucketize_is_distinct_l_diverse(adult_con, exact, not_counted):
+    b = wrap_connection(adult_con)
+    rel = bucketize(b, "a", QIS, "education", 4, "an", not_counted=not_counted, exact_size=exact)
+    buckets = _buckets(adult_con, "an")
+    assert len(buckets) == rel.buckets
+    for counts in buckets.values():
+        counted = {v: n for v, n in counts.items() if v not in not_counted}
+        assert len(counted) >= 4 and max(counted.values()) == 1       # l distinct counted values, none twice
+        if exact:
+            assert sum(counts.values()) == 4
+    # the released records are source records (as a multiset), and the left-out ones are accounted for
+    src = adult_con.execute("SELECT COUNT(*) FROM a").fetchone()[0]
+    assert rel.rows + sum(rel.left_out.values()) == src == rel.source_rows
+    extra = adult_con.execute(f"""
+        SELECT COUNT(*) FROM (SELECT {', '.join(QIS)}, education FROM an_qit JOIN an_private USING (pseudonym)
+                              EXCEPT ALL SELECT {', '.join(QIS)}, education FROM a)""").fetchone()[0]
+    assert extra == 0
+    # the quasi-identifier table and the sensitive table agree bucket by bucket
+    assert adult_con.execute("SELECT bucket, COUNT(*) FROM an_qit GROUP BY 1 EXCEPT "
+                             "SELECT bucket, SUM(count) FROM an_st GROUP BY 1").fetchall() == []
+    if not_counted and not exact:
+        assert rel.left_out["not_counted"] == 0 and rel.rows > 4 * rel.buckets
+
+
+def test_bucketize_is_deterministic_and_samples_buckets(adult_con):
+    b = wrap_connection(adult_con)
+    bucketize(b, "a", QIS, "education", 5, "d1", most_frequent_not_counted=True, exact_size=True)
+    first = adult_con.execute("SELECT * FROM d1_qit JOIN d1_private USING (pseudonym) ORDER BY pseudonym").fetchall()
+    bucketize(b, "a", QIS, "education", 5, "d1", most_frequent_not_counted=True, exact_size=True)
+    again = adult_con.execute("SELECT * FROM d1_qit JOIN d1_private USING (pseudonym) ORDER BY pseudonym").fetchall()
+    assert first == again
+    rel = bucketize(b, "a", QIS, "education", 5, "d2", most_frequent_not_counted=True, exact_size=True, buckets=50)
+    assert rel.buckets == 50 and rel.rows == 250 and rel.possible_buckets > 50
+    assert sorted(_buckets(adult_con, "d2")) == list(range(1, 51))
+    assert rel.left_out["not_sampled"] == 5 * (rel.possible_buckets - 50)
+    with pytest.raises(DataError, match="allows"):
+        bucketize(b, "a", QIS, "education", 5, "d3", most_frequent_not_counted=True, buckets=10 ** 6)
+
+
+def test_bucketize_writes_all_tables_or_none(adult_con, monkeypatch):
+    b = wrap_connection(adult_con)
+    bucketize(b, "a", QIS, "education", 3, "atom")
+    before = adult_con.execute("SELECT COUNT(*), SUM(bucket) FROM atom_qit").fetchone()
+    real = b.execute
+
+    def failing(template, *args, **kwargs):
+        if template == "anatomy_private.sql":
+            raise RuntimeError("disk full")
+        return real(template, *args, **kwargs)
+
+    monkeypatch.setattr(b, "execute", failing)
+    with pytest.raises(RuntimeError):
+        bucketize(b, "a", QIS, "education", 5, "atom")
+    monkeypatch.undo()
+    assert adult_con.execute("SELECT COUNT(*), SUM(bucket) FROM atom_qit").fetchone() == before
+    left = [t for (t,) in adult_con.execute("SELECT table_name FROM duckdb_tables()").fetchall() if "sqlanon_tmp" in t]
+    assert left == []
+
+
+def test_plan_refuses_impossible_diversity():
+    with pytest.raises(DataError, match="no bucket can hold 4"):
+        plan_buckets({"x": 5, "y": 5, "z": 5}, 4)
+    with pytest.raises(PolicyError, match="not_counted"):
+        plan_buckets({"x": 5}, 1, not_counted=["nope"])
+
+
+# --------------------------------------------------------------------------------------------------
+# association rules (Section 4.4) against brute force
+
+def _brute_rules(rows, attrs, values, s_values, min_support, negative):
+    """Every rule Q_v => s (or not s), ranked as maxent_rules.sql ranks them."""
+    k = len(attrs)
+    codes = [{v: i for i, v in enumerate(values[a])} for a in attrs]
+    out = []
+    for size in range(1, k + 1):
+        for subset in itertools.combinations(range(k), size):
+            groups = {}
+            for r in rows:
+                groups.setdefault(tuple(r[i] for i in subset), []).append(r[-1])
+            g = sum(1 << (k - 1 - i) for i in range(k) if i not in subset)
+            for key, ss in groups.items():
+                nq = len(ss)
+                for s in s_values:
+                    n = ss.count(s)
+                    sup, conf = (nq - n, 1.0 - n / nq) if negative else (n, n / nq)
+                    if sup < min_support:
+                        continue
+                    full = [-1] * k
+                    for i, v in zip(subset, key):
+                        full[i] = codes[i][v]
+                    given = tuple((attrs[i], v) for i, v in zip(subset, key))
+                    out.append(((-conf, -sup, size, -g, *full, s_values.index(s)), given, s, sup, conf))
+    out.sort(key=lambda x: x[0])
+    return [(given, s, sup, conf) for _, given, s, sup, conf in out]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rules_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    attrs = ["A", "B", "C"]
+    rows = [(f"a{rng.integers(3)}", f"b{rng.integers(2)}", f"c{rng.integers(3)}", f"s{rng.integers(4)}", 0)
+            for _ in range(60)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (A VARCHAR, B VARCHAR, C VARCHAR, s VARCHAR, bucket INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [r[:4] + (i // 4 + 1,) for i, r in enumerate(rows)])
+    con.execute("CREATE TABLE t_st AS SELECT bucket, s, COUNT(*) AS count FROM t GROUP BY ALL")
+    me = MaxEnt(wrap_connection(con), ReleaseTables("t", "t_st", "t", attrs, "s"))
+    values = {a: sorted({r[i] for r in rows}) for i, a in enumerate(attrs)}
+    s_values = sorted({r[3] for r in rows})
+    data = [r[:4] for r in rows]
+    mined = me.mine(Rules(25, 25, 2))
+    for negative in (False, True):
+        want = _brute_rules([r[:3] + (r[3],) for r in data], attrs, values, s_values, 2, negative)[:25]
+        got = [(r.given, r.value, r.support, r.confidence) for r in mined if r.negative == negative]
+        assert got == [(g, s, sup, pytest.approx(c)) for g, s, sup, c in want]
+    # the top K is a prefix of the top K + more, and rules say what the data says
+    assert [r.describe() for r in me.mine(Rules(5, 0, 2))] == [r.describe() for r in mined if not r.negative][:5]
+    r = me.solve(Knowledge([Rules(10, 10, 2)]))
+    assert r.solution.converged and me.accuracy(r)["cells_estimated_impossible"] == 0
+    con.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# releases of a policy: generalized (q*-blocks) and bucketized, through the command line
+
+def _policy(tmp_path, **extra):
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")])
+    con.close()
+    policy = {"source": {"database": db.name, "table": "hospital"},
+              "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                                    "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                                    "nationality": {"hierarchy": "suppress"}},
+              "sensitive": ["condition"], "privacy": {"k": 4}, "utility": "height",
+              "release": {"name": "hosp"}, **extra}
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    return path, db
+
+
+def test_generalized_release_makes_each_block_a_bucket(tmp_path):
+    """TKDD Figure 2 (zip 3 digits, age in decades, nationality suppressed): three 4-record blocks; the
+    third is all Cancer, so without knowledge its records are certain to have cancer (homogeneity)."""
+    path, db = _policy(tmp_path)
+    with open_release(str(path), db=str(db)) as (backend, release):
+        me = MaxEnt(backend, release)
+        p = me.problem
+        assert release.kind == "generalized" and p.N == 12 and p.buckets == 3
+        assert sorted(p.bucket_n.tolist()) == [4, 4, 4]
+        r = me.solve()
+        risk = me.risk(r)
+        assert risk["records_certain"] == 4 and risk["baseline_records_certain"] == 4
+        assert me.accuracy(r)["estimation_accuracy"] == pytest.approx(me.accuracy(r)["baseline_estimation_accuracy"])
+    r = _run(["maxent", path, "--node", "zip_code=1,age=1,nationality=1", "--manifest", tmp_path / "m.json", "-q"])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    assert manifest["chosen"]["levels"] == {"age": 1, "nationality": 1, "zip_code": 1}
+    assert manifest["maxent"]["release"]["levels"] == manifest["chosen"]["levels"]
+    assert manifest["maxent"]["risk"]["records_certain"] == 4
+    with pytest.raises(PolicyError, match="no level given"):
+        with open_release(str(path), db=str(db), node={"zip_code": 1}):
+            pass
+
+
+def _run(args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_cli_bucketize_then_maxent(tmp_path):
+    path, db = _policy(tmp_path)
+    r = _run(["bucketize", path, "--l", "3", "--name", "hb", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.output)
+    # 3 Heart Disease, 4 Viral Infection, 5 Cancer: three buckets of one of each; 3 rows over capacity
+    assert info["buckets"] == 3 and info["rows"] == 9 and info["left_out"]["over_capacity"] == 3
+    assert info["tables"]["qit"] == "hb_qit"
+    know = tmp_path / "k.yaml"
+    know.write_text(yaml.safe_dump({"persons": {"Ann": {"zip_code": 13053, "age": 28, "nationality": "Russian"}},
+                                    "knowledge": [{"given": {"nationality": "American"}, "sensitive": "Cancer",
+                                                   "at_most": 0.5},
+                                                  {"person": "Ann", "sensitive": "Heart Disease",
+                                                   "probability": 0.9}]}))
+    r = _run(["maxent", path, "--buckets", "hb", "--knowledge", know, "--positive", "2", "--negative", "2",
+              "--name", "hb_me", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["release"]["buckets"] == 3 and rep["solver"]["converged"]
+    assert len(rep["knowledge"]) == 2 + len(rep["rules"]) and rep["persons"]["Ann"]["Heart Disease"] == \
+        pytest.approx(0.9, abs=1e-6)
+    assert rep["accuracy"]["estimation_accuracy"] < rep["accuracy"]["baseline_estimation_accuracy"]
+    con = duckdb.connect(str(db))
+    names = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert {"hb_me", "hb_me_qi", "hb_me_individuals", "hb_me_persons"} <= names
+    # P*(S | Q) sums to 1 for every quasi-identifier; the per-record table covers every record
+    assert con.execute("SELECT MAX(ABS(t - 1)) FROM (SELECT SUM(probability) t FROM hb_me "
+                       "GROUP BY zip_code, age, nationality)").fetchone()[0] < 1e-6
+    assert con.execute("SELECT SUM(records) FROM hb_me_individuals").fetchone()[0] == 9
+    con.close()
+    # text output, quiet
+    r = _run(["maxent", path, "--buckets", "hb", "--positive", "3", "--no-write"])
+    assert r.exit_code == 0 and "estimation accuracy" in r.output
+
+
+def test_cli_infeasible_knowledge_is_one_line_and_exit_2(tmp_path):
+    path, db = _policy(tmp_path)
+    know = tmp_path / "bad.yaml"
+    # in Figure 2's first block (zip 130**, age < 30) nobody has cancer
+    know.write_text(yaml.safe_dump([{"given": {"age": 28}, "sensitive": "Cancer", "probability": 1}]))
+    r = CliRunner().invoke(main, ["maxent", str(path), "--knowledge", str(know), "--name", "never"])
+    assert r.exit_code == 2
+    assert "infeasible" in r.output and "Traceback" not in r.output and len(r.output.strip().splitlines()) >= 1
+    con = duckdb.connect(str(db))
+    assert not con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'never%'").fetchone()[0]
+    con.close()
+    for bad, field in (([{"given": {"age": 28}, "sensitive": "Cancer"}], "needs probability"),
+                       ({"knowledge": [{"rules": {"positive": -1}}]}, "positive"),
+                       ("knowledge: [", "not valid YAML")):
+        know.write_text(bad if isinstance(bad, str) else yaml.safe_dump(bad))
+        r = CliRunner().invoke(main, ["maxent", str(path), "--knowledge", str(know)])
+        assert r.exit_code == 2 and field in r.output, r.output
+    r = CliRunner().invoke(main, ["maxent", str(path), "--buckets", "nothing"])
+    assert r.exit_code == 2 and "sqlanon bucketize" in r.output
+
+
+def test_rules_need_the_original(tmp_path):
+    path, db = _policy(tmp_path)
+    assert _run(["bucketize", path, "--l", "3", "--name", "np", "--no-private"]).exit_code == 0
+    r = CliRunner().invoke(main, ["maxent", str(path), "--buckets", "np", "--positive", "3"])
+    assert r.exit_code == 2 and "original records" in r.output
+    r = _run(["maxent", path, "--buckets", "np", "--json", "-", "-q"])
+    assert json.loads(r.output)["accuracy"] is None
+
+
+# --------------------------------------------------------------------------------------------------
+# the experiment (smoke scale) and its report section
+
+def test_experiment_on_a_sample(tmp_path):
+    from sqlanon.experiments import maxent as exp
+    from sqlanon.experiments.common import Context
+    ctx = Context(tmp_path, sample_rows=1500, repeat=1)
+    try:
+        res = exp.run(ctx)
+    finally:
+        ctx.close()
+    toy = res["toy"]
+    cathy = next(r for r in toy["P(Breast Cancer | male) = 0"]["records"] if r["name"] == "Cathy")
+    assert cathy["posterior"] == {"Breast Cancer": 1.0}
+    david = next(r for r in toy["P(s1 | q2) = 0, P(s1 or s2 | q3) = 0"]["records"] if r["name"] == "David")
+    assert david["posterior"] == {"Pneumonia": 1.0}
+    s = res["setting"]
+    assert s["rows"] == 5 * s["buckets"] and s["not_counted"] == ["HS-grad"] and s["sensitive_values"] == 15
+    assert [r["k"] for r in res["fig5"]] == [0, 10, 20]
+    k0 = res["fig5"][0]
+    # no knowledge: every curve starts at the uniform estimate (DuckDB's parallel sums may differ in the last bits)
+    for kind in ("positive", "negative", "mixed"):
+        assert k0[kind]["accuracy"] == pytest.approx(k0["mixed"]["baseline_accuracy"], rel=1e-12)
+    assert res["checks"]["all_converged"]
+    text = exp.markdown(res)
+    assert "Figure 5" in text and "Figure 7(b)" in text and "| Cathy | 1 |" in text
+    assert exp.plots(res, tmp_path) == ["maxent.png"]
+    assert (tmp_path / "maxent.png").read_bytes()[:4] == b"\x89PNG"
