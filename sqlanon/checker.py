@@ -134,10 +134,10 @@ class NodeChecker:
     def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False) -> list[bool]:
         """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
 
-        1. Block sizes and distinct-value counts (one GROUP BY per node, no per-value counts): exact for
-           k-anonymity and distinct l-diversity, and a necessary condition for the other l-diversity models
-           (`min_block_size`, `min_distinct`); a node whose blocks below the bounds hold more rows than the
-           suppression budget fails here. Skipped with `bounds_hold` (the search already checked the bounds).
+        1. Block sizes (one GROUP BY per node, no per-value counts), and for k-anonymity and distinct
+           l-diversity alone the distinct-value counts too, which decide those exactly; for the other models
+           the size bound (`min_block_size`) is a necessary condition: a node whose too-small blocks hold
+           more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already checked the bounds).
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
@@ -146,10 +146,13 @@ class NodeChecker:
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
-        min_size, min_distinct = self.min_block_size, self.min_distinct
         exact = self.decided_by_bounds
-        if bounds_hold and not exact:      # these nodes passed `monotone_part`, the same bounds and budget
-            min_size, min_distinct = 1, {}
+        min_size = self.min_block_size
+        # distinct counts cost about as much as the sparse counts themselves (a GROUP BY on block and value),
+        # so they are fetched only where they decide the node: for the other models sizes filter, cheaply
+        min_distinct = self.min_distinct if exact else {}
+        if bounds_hold and not exact:      # these nodes passed `monotone_part`: its bounds hold already
+            min_size = 1
         if exact or min_size > 1 or min_distinct:
             survivors = []
             for i in range(0, len(todo), batch):
