@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from .engine import Backend
+from .engines.base import columns_frame
 from .errors import DataError
 from .hierarchy import HierarchyTable, build_table, load_taxonomy_csv, spec_kind
 from .models.base import SensitiveDomain
@@ -232,7 +232,7 @@ class FrequencySet:
             data[f"c{j}"] = codes[j].astype(np.int32)
         for j in range(t.height + 1):
             data[f"n{j}"] = leaves[j].astype(np.int64)
-        self.backend.create_table_from_frame(qi.map_table, pd.DataFrame(data))
+        self.backend.create_table_from_frame(qi.map_table, columns_frame(data))
 
     def _check_covered(self, name: str, map_table: str, what: str) -> None:
         missing = self.backend.fetchall("missing_values.sql", source=self.source, column=name, map_table=map_table)
@@ -265,7 +265,7 @@ class FrequencySet:
                 levels = np.vstack([levels, np.zeros(len(values), dtype=levels.dtype)])
         domain = SensitiveDomain(name, tuple(values), levels, numeric)
         sens = Sensitive(name, index, domain, f"{self.prefix}_smap_{index}")
-        frame = pd.DataFrame({"value": values, "code": np.arange(len(values), dtype=np.int32)})
+        frame = columns_frame({"value": list(values), "code": np.arange(len(values), dtype=np.int32)})
         self.backend.create_table_from_frame(sens.map_table, frame)
         return sens
 
@@ -303,7 +303,7 @@ class FrequencySet:
         name = name or f"{self.prefix}_suppressed"
         cols = [self.qi(a).col(lvl) for a, lvl in result.levels.items()]
         codes = result.counts.block_codes[~result.ok]
-        frame = pd.DataFrame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
+        frame = columns_frame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
         self.backend.create_table_from_frame(name, frame, temp=temp)
         return name
 

@@ -15,7 +15,6 @@ from functools import wraps
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from .errors import PolicyError
 
@@ -116,6 +115,7 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
             raise PolicyError("--column", f"'{column}' is not a column of {data} (its columns: "
                               f"{', '.join(columns[:20])})")
         values_table = "__sqlanon_hierarchy_values"
+        import pandas as pd    # here, not at the top: the CLI imports this module at start-up
         backend.create_table_from_frame(values_table, pd.DataFrame({"value": found["values"]}))
         rows, nulls, distinct, unused = backend.fetchone("hierarchy_check_profile.sql", source=view, column=column,
                                                          values_table=values_table)

@@ -38,10 +38,29 @@ FRAME_TYPES = {"b": "BOOLEAN", "i": "BIGINT", "u": "BIGINT", "f": "DOUBLE", "O":
                "M": "TIMESTAMP"}
 
 
+def columns_frame(columns: dict) -> dict[str, np.ndarray]:
+    """A small table as a dict of equal-length numpy columns (strings as object arrays): what sqlanon hands
+    `create_table_from_frame` (mapping tables, suppressed blocks). DuckDB reads it as it is, so the core
+    never imports pandas; engines that need a DataFrame convert it (`as_pandas`)."""
+    return {str(name): (np.asarray(values, dtype=object) if not isinstance(values, np.ndarray)
+                        and values and isinstance(values[0], str) else np.asarray(values))
+            for name, values in columns.items()}
+
+
+def as_pandas(frame):
+    """A pandas DataFrame of `frame` (a DataFrame already, or a dict of numpy columns)."""
+    if isinstance(frame, dict):
+        import pandas as pd     # only the PostgreSQL and Spark engines need it
+        return pd.DataFrame(frame)
+    return frame
+
+
 def frame_columns(frame) -> list[tuple[str, str]]:
-    """(column, SQL type) of a pandas frame; int32 stays INTEGER so codes keep their width."""
+    """(column, SQL type) of a frame (pandas, or a dict of numpy columns); int32 stays INTEGER so codes keep
+    their width."""
     out = []
-    for col, dtype in frame.dtypes.items():
+    dtypes = {c: np.asarray(v).dtype for c, v in frame.items()} if isinstance(frame, dict) else dict(frame.dtypes.items())
+    for col, dtype in dtypes.items():
         if dtype.kind == "i" and dtype.itemsize <= 4:
             out.append((str(col), "INTEGER"))
         else:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pandas as pd
 
 from .. import templates
 from ..errors import DataError, PolicyError
@@ -60,7 +59,7 @@ class DuckDBBackend(Backend):
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._cursor(template, params, context).fetchnumpy()
 
-    def fetchdf(self, template: str, params=None, **context) -> pd.DataFrame:
+    def fetchdf(self, template: str, params=None, **context) -> "pd.DataFrame":
         return self._cursor(template, params, context).df()
 
     def _run_sql(self, sql: str, params, want: str | None, template: str):
@@ -74,7 +73,8 @@ class DuckDBBackend(Backend):
         return rows if want == "rows" else None
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
-    def create_table_from_frame(self, name: str, frame: pd.DataFrame, temp: bool = True) -> None:
+    def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        """A table from a pandas frame or a dict of numpy columns (DuckDB scans either as it is)."""
         view = f"__sqlanon_frame_{id(frame)}"
         self.con.register(view, frame)
         try:

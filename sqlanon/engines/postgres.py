@@ -26,7 +26,7 @@ import numpy as np
 from .. import templates
 from ..errors import DataError, PolicyError
 from . import dialects
-from .base import SOURCE_VIEW, Backend, frame_columns
+from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns
 
 _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "real": "FLOAT",
           "double precision": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE", "text": "VARCHAR",
@@ -143,6 +143,7 @@ class PostgresBackend(Backend):
 
     # -- small tables from Python: CREATE + COPY (CSV) -------------------------------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        frame = as_pandas(frame)
         cols = frame_columns(frame)
         buf = io.StringIO()
         # strings quoted (so an empty string is not NULL), numbers bare

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import templates
 from ..errors import DataError, PolicyError
-from .base import SOURCE_VIEW, Backend, frame_columns
+from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns
 
 DEFAULT_MASTER = "local[*]"
 
@@ -248,6 +248,7 @@ class SparkBackend(Backend):
 
     # -- small tables from Python: a DataFrame from pandas (Arrow), cached as a view ---------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
+        frame = as_pandas(frame)
         from pyspark.sql import types as T
         kinds = {"INTEGER": T.IntegerType(), "BIGINT": T.LongType(), "DOUBLE": T.DoubleType(),
                  "BOOLEAN": T.BooleanType(), "VARCHAR": T.StringType(), "TIMESTAMP": T.TimestampType()}
