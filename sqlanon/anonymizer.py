@@ -142,11 +142,12 @@ class Anonymization:
         return self.chosen
 
     # -- release ------------------------------------------------------------------------------
-    def materialize(self) -> list[Output]:
+    def materialize(self, companions=()) -> list[Output]:
+        """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction)."""
         if self.chosen is None:
             self.choose()
         t = time.perf_counter()
-        self.outputs = materialize(self.policy, self.fs, self.chosen.result)
+        self.outputs = materialize(self.policy, self.fs, self.chosen.result, list(companions))
         self.timings["release"] = time.perf_counter() - t
         return self.outputs
 

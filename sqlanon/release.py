@@ -71,7 +71,30 @@ def _select_context(policy, fs, result, map_names, suppressed, source, inline_su
                 suppressed_codes=suppressed_codes(fs, result) if inline_suppressed else [])
 
 
-def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Output]:
+class Companion:
+    """Outputs released together with the table (anonymized marginals): one release, one transaction.
+
+    `build()` creates them under temporary names before anything is swapped (the slow part, where a
+    failure leaves the previous release untouched); `swap()` runs inside the release's transaction
+    (renames, or views); `cleanup()` drops what `build()` made after a failure; `outputs()` describes
+    what was released.
+    """
+
+    def build(self) -> None:
+        pass
+
+    def swap(self) -> None:
+        pass
+
+    def cleanup(self) -> None:
+        pass
+
+    def outputs(self) -> list[Output]:
+        return []
+
+
+def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
+                companions: list[Companion] = ()) -> list[Output]:
     b: Backend = fs.backend
     name = policy.release.name
     kind = policy.release.materialize
@@ -87,25 +110,42 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Ou
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, **ctx)
+            for c in companions:
+                c.build()
             with b.transaction():
                 b.drop_relation(name)
                 b.execute("rename_table.sql", old=tmp, new=name)
+                for c in companions:
+                    c.swap()
         except Exception:
             _drop_quietly(b, tmp)
+            for c in companions:
+                c.cleanup()
             raise
     else:
         source = _view_source(policy, fs)
         maps = {q.name: f"{name}__map_{q.index}" for q in fs.qis}
-        with b.transaction():
-            # the old release first: on engines that track dependencies (PostgreSQL) its view holds the old maps
-            b.drop_relation(name)
-            for q in fs.qis:
-                b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
-            supp = fs.create_suppressed_table(result, name=f"{name}__suppressed", temp=False)
-            b.execute("release_view.sql", name=name,
-                      **_select_context(policy, fs, result, maps, supp, source))
+        try:
+            for c in companions:
+                c.build()
+            with b.transaction():
+                # the old release first: on engines that track dependencies (PostgreSQL) its view holds the old maps
+                b.drop_relation(name)
+                for q in fs.qis:
+                    b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
+                supp = fs.create_suppressed_table(result, name=f"{name}__suppressed", temp=False)
+                b.execute("release_view.sql", name=name,
+                          **_select_context(policy, fs, result, maps, supp, source))
+                for c in companions:
+                    c.swap()
+        except Exception:
+            for c in companions:
+                c.cleanup()
+            raise
     rows = b.fetchone("count_rows.sql", relation=name)[0]
     outputs.append(Output(kind, name, int(rows)))
+    for c in companions:
+        outputs.extend(c.outputs())
     for path in policy.release.export:
         outputs.append(export(b, name, path))
     return outputs

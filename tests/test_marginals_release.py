@@ -257,6 +257,49 @@ def test_release_replaces_an_earlier_larger_set_atomically(monkeypatch):
     assert names() == ["rel__marginal_1", "rel__marginal_2"]
 
 
+@pytest.mark.parametrize("kind", ["table", "view"])
+def test_table_and_marginals_are_one_release(monkeypatch, tmp_path, kind):
+    """`run.materialize([marginals])`: a failure while building the marginals leaves the previous table and
+    marginals as they were (no new table beside old marginals); a success replaces both."""
+    db = tmp_path / "m.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("f", random_frame(2, 120))
+    con.execute("CREATE TABLE t AS SELECT * FROM f")
+    con.close()
+    policy = {"source": {"table": "t", "database": str(db)}, "quasi_identifiers": QIS, "sensitive": ["s"],
+              "privacy": {"k": 3}, "release": {"name": "rel", "materialize": kind}}
+    run = Anonymization(policy, db=db)
+    run.choose()
+    ms = Marginals(run)
+    first = ms.collection([ms.table(run.chosen.levels), ms.marginal({"a": 1})])
+    run.materialize([ms.companion(first, skip=ms.table(run.chosen.levels))])
+    con = run.backend.con
+    snapshot = lambda: (con.execute('SELECT * FROM "rel" ORDER BY ALL').fetchall(),  # noqa: E731
+                        con.execute('SELECT * FROM "rel__marginal_1" ORDER BY ALL').fetchall())
+    before = snapshot()
+    run.use_node({q: h for q, h in zip(run.lattice.names, run.lattice.heights)})     # another table
+    second = ms.collection([ms.marginal({"b": 0}), ms.marginal({"c": 0})])
+    real = run.backend.execute
+
+    def failing(template, params=None, **ctx):
+        if template in ("marginal_release_table.sql", "marginal_release_view.sql"):
+            raise DataError("disk full (simulated)")
+        return real(template, params, **ctx)
+
+    monkeypatch.setattr(run.backend, "execute", failing)
+    with pytest.raises(DataError):
+        run.materialize([ms.companion(second)])
+    monkeypatch.undo()
+    assert snapshot() == before
+    leftovers = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+                 if "sqlanon_tmp" in r[0]]
+    assert leftovers == []
+    outs = run.materialize([ms.companion(second)])
+    assert [o.name for o in outs] == ["rel", "rel__marginal_1", "rel__marginal_2"]
+    assert snapshot() != before and con.execute('SELECT COUNT(*) FROM "rel"').fetchone()[0] == 120
+    run.close()
+
+
 # --------------------------------------------------------------------------------------------------
 # CLI
 

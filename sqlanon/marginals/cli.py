@@ -93,8 +93,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
             raise PrivacyNotMet("the marginals are not private: " + _privacy_text(section["privacy"])
                                 + "; nothing was released")
         if not no_release:
-            run.materialize()
-            run.outputs.extend(ms.release(coll, skip=table))
+            run.materialize([ms.companion(coll, skip=table)])     # the table and its marginals: one transaction
         manifest = run.manifest()
         manifest["marginals"] = section
         if not quiet and json_path != "-":

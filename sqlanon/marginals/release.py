@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import PolicyError
-from ..release import Output, _drop_quietly, _view_source
+from ..release import Companion, Output, _drop_quietly, _view_source
 from .collection import Marginal
 
 
@@ -50,52 +50,77 @@ def _columns(session, m: Marginal, maps: dict | None) -> list[dict]:
     return out
 
 
+class MarginalRelease(Companion):
+    """The marginals of a collection as a companion of the table's release (`sqlanon.release.materialize`):
+    tables are built under temporary names and renamed in the release's transaction; views are created in
+    it; marginals of an earlier, larger release of the same name are dropped in it."""
+
+    def __init__(self, session, marginals: list[Marginal]):
+        self.session, self.marginals = session, list(marginals)
+        run = session.run
+        self.b, self.kind = run.backend, run.policy.release.materialize
+        self.names = marginal_names(run.policy.release.name, self.marginals)
+        self.count_cols = {n: ("count" if "count" not in m.attributes else "count_rows")
+                           for n, m in zip(self.names, self.marginals)}
+        self.temps = [f"{n}__sqlanon_tmp" for n in self.names]
+        self.stale: list[str] = []
+
+    def build(self) -> None:
+        self.stale = _stale(self.b, self.session.run.policy.release.name, len(self.marginals))
+        if self.kind != "table":
+            return
+        for tmp, m, n in zip(self.temps, self.marginals, self.names):
+            self.b.drop_relation(tmp)
+            self.b.execute("marginal_release_table.sql", name=tmp, source=self.session.run.source,
+                           columns=_columns(self.session, m, None), count_col=self.count_cols[n])
+
+    def swap(self) -> None:
+        b, schema = self.b, self.session.schema
+        for n in self.stale:
+            b.drop_relation(n)
+        if self.kind == "table":
+            for tmp, n in zip(self.temps, self.names):
+                b.drop_relation(n)
+                b.execute("rename_table.sql", old=tmp, new=n)
+            return
+        source = _view_source(self.session.run.policy, self.session.run.fs)
+        for m, n in zip(self.marginals, self.names):
+            b.drop_relation(n)
+            maps = {}
+            for a, lvl in m.levels:
+                if a != schema.sensitive and lvl > 0:
+                    maps[a] = f"{n}__map_{schema.qi_index(a)}"
+                    b.execute("persist_map.sql", name=maps[a], map_table=schema.map_table(a))
+            b.execute("marginal_release_view.sql", name=n, source=source, columns=_columns(self.session, m, maps),
+                      count_col=self.count_cols[n])
+
+    def cleanup(self) -> None:
+        if self.kind == "table":
+            for tmp in self.temps:
+                _drop_quietly(self.b, tmp)
+
+    def outputs(self) -> list[MarginalOutput]:
+        out = []
+        for m, n in zip(self.marginals, self.names):
+            rows = int(self.b.fetchone("count_rows.sql", relation=n)[0])
+            out.append(MarginalOutput("marginal", n, rows, m.as_dict(), self.kind))
+        return out
+
+
 def materialize_marginals(session, marginals: list[Marginal]) -> list[MarginalOutput]:
-    """Create the marginals' tables (or views, as `release.materialize` says) atomically."""
-    run = session.run
-    policy, b = run.policy, run.backend
-    kind = policy.release.materialize
-    if kind == "none" or not marginals:
+    """Create the marginals' tables (or views, as `release.materialize` says) atomically, on their own
+    (beside a table released earlier); `sqlanon marginals` releases them with the table instead."""
+    if session.run.policy.release.materialize == "none" or not marginals:
         return []
-    names = marginal_names(policy.release.name, marginals)
-    count_cols = {n: ("count" if "count" not in m.attributes else "count_rows") for n, m in zip(names, marginals)}
-    stale = _stale(b, policy.release.name, len(marginals))
-    if kind == "table":
-        temps = [f"{n}__sqlanon_tmp" for n in names]
-        try:
-            for tmp, m, n in zip(temps, marginals, names):
-                b.drop_relation(tmp)
-                b.execute("marginal_release_table.sql", name=tmp, source=run.source, columns=_columns(session, m, None),
-                          count_col=count_cols[n])
-            with b.transaction():
-                for n in stale:
-                    b.drop_relation(n)
-                for tmp, n in zip(temps, names):
-                    b.drop_relation(n)
-                    b.execute("rename_table.sql", old=tmp, new=n)
-        except Exception:
-            for tmp in temps:
-                _drop_quietly(b, tmp)
-            raise
-    else:
-        source = _view_source(policy, run.fs)
-        with b.transaction():
-            for n in stale:
-                b.drop_relation(n)
-            for m, n in zip(marginals, names):
-                b.drop_relation(n)
-                maps = {}
-                for a, lvl in m.levels:
-                    if a != session.schema.sensitive and lvl > 0:
-                        maps[a] = f"{n}__map_{session.schema.qi_index(a)}"
-                        b.execute("persist_map.sql", name=maps[a], map_table=session.schema.map_table(a))
-                b.execute("marginal_release_view.sql", name=n, source=source, columns=_columns(session, m, maps),
-                          count_col=count_cols[n])
-    out = []
-    for m, n in zip(marginals, names):
-        rows = int(b.fetchone("count_rows.sql", relation=n)[0])
-        out.append(MarginalOutput("marginal", n, rows, m.as_dict(), kind))
-    return out
+    rel = MarginalRelease(session, marginals)
+    try:
+        rel.build()
+        with rel.b.transaction():
+            rel.swap()
+    except Exception:
+        rel.cleanup()
+        raise
+    return rel.outputs()
 
 
 def _stale(b, release_name: str, keep: int) -> list[str]:

@@ -132,5 +132,12 @@ class Marginals:
         return out
 
     def release(self, coll: Collection, skip: Marginal | None = None):
+        """Release the collection's marginals (all but `skip`, the table's own) on their own, atomically."""
         from .release import materialize_marginals
         return materialize_marginals(self, [m for m in coll.marginals if m != skip])
+
+    def companion(self, coll: Collection, skip: Marginal | None = None):
+        """The marginals as a companion of the table's release: `run.materialize([companion])` writes the table
+        and its marginals in one transaction."""
+        from .release import MarginalRelease
+        return MarginalRelease(self, [m for m in coll.marginals if m != skip])
