@@ -3,7 +3,7 @@
 
    With `radix` (each block column's number of codes, and last the number of sensitive values) the
    block codes and the value are packed into one BIGINT "key" in mixed radix, which sorts like the
-   codes themselves: union_all_ordered.sql sorts a batch by (g, key) far faster than by many columns.
+   codes themselves: union_all.sql (with `order`) sorts a batch by (g, key) far faster than by many columns.
    Without it (a key that would not fit 62 bits) the codes come as k0, k1, ... padded with 0 up to
    `width` columns, and the value as "v". Either way a node's blocks come out in the order of
    node_counts.sql. #}

@@ -126,10 +126,7 @@ class NodeChecker:
             return NodeResult(dict(levels), True, counts, np.ones(len(counts.sizes), dtype=bool), 0)
         if not self.needed:
             return self._judge(levels, self.fs.node_counts(levels))
-        sparse = {a: self.fs.sparse_counts([levels], a)[0] for a in self.needed}
-        first = sparse[self.needed[0]]
-        sizes = self.fs.ordered_sizes([levels])[0] if self.fs.entity else first.sizes()
-        return self._judge_sparse(levels, NodeCounts(first.block_codes, sizes), sparse)
+        return self._judge_sparse_many([levels])[0]
 
     def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False) -> list[bool]:
         """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
@@ -174,46 +171,42 @@ class NodeChecker:
         per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
         for i in range(0, len(todo), per_statement):
             chunk = todo[i:i + per_statement]
-            group = [nodes[j] for j in chunk]
-            sparse = {a: self.fs.sparse_counts(group, a) for a in self.needed}
-            sizes = self.fs.ordered_sizes(group) if self.fs.entity else None
-            for pos, idx in enumerate(chunk):
-                parts = {a: sparse[a][pos] for a in self.needed}
-                first = parts[self.needed[0]]
-                counts = NodeCounts(first.block_codes, sizes[pos] if sizes is not None else first.sizes())
-                out[idx] = self._judge_sparse(nodes[idx], counts, parts).satisfied
+            for idx, result in zip(chunk, self._judge_sparse_many([nodes[j] for j in chunk])):
+                out[idx] = result.satisfied
         return out
 
     @property
     def has_multi_attribute(self) -> bool:
         return any(getattr(c, "multi_attribute", False) for c in self.criteria)
 
-    def _judge(self, levels: dict[str, int], counts: NodeCounts) -> NodeResult:
-        """A node from dense counts (`counts.sensitive` holds every attribute a criterion needs)."""
+    def _judge_sparse_many(self, nodes: list[dict[str, int]]) -> list[NodeResult]:
+        """Nodes judged from their sparse sensitive counts, fetched in one statement per needed attribute."""
+        sparse = {a: self.fs.sparse_counts(nodes, a) for a in self.needed}
+        sizes = self.fs.ordered_sizes(nodes) if self.fs.entity else None
+        out = []
+        for pos, levels in enumerate(nodes):
+            parts = {a: sparse[a][pos] for a in self.needed}
+            first = parts[self.needed[0]]
+            counts = NodeCounts(first.block_codes, sizes[pos] if sizes is not None else first.sizes())
+            out.append(self._judge(levels, counts, parts))
+        return out
+
+    def _judge(self, levels: dict[str, int], counts: NodeCounts, sparse: dict | None = None) -> NodeResult:
+        """A node from its counts: dense (`counts.sensitive` holds every attribute a criterion needs) or, with
+        `sparse` (attribute -> SparseCounts), each criterion applied to bounded dense chunks of blocks."""
         ok = np.ones(len(counts.sizes), dtype=bool)
         for c in self.criteria:
             if getattr(c, "multi_attribute", False):
                 ok &= self._multi_attribute_ok(c, levels, counts)
             elif c.needs_sensitive:
-                ok &= c.block_ok(counts.sensitive[self.attribute[id(c)]])
+                attribute = self.attribute[id(c)]
+                if sparse is None:
+                    ok &= c.block_ok(counts.sensitive[attribute])
+                else:
+                    for lo, hi, dense in sparse[attribute].chunks():
+                        ok[lo:hi] &= c.block_ok(dense)
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
-        return self._result(levels, counts, ok)
-
-    def _judge_sparse(self, levels: dict[str, int], counts: NodeCounts, sparse: dict) -> NodeResult:
-        """A node from sparse sensitive counts, each criterion applied to bounded dense chunks of blocks."""
-        ok = np.ones(len(counts.sizes), dtype=bool)
-        for c in self.criteria:
-            if getattr(c, "multi_attribute", False):
-                ok &= self._multi_attribute_ok(c, levels, counts)
-            elif c.needs_sensitive:
-                for lo, hi, dense in sparse[self.attribute[id(c)]].chunks():
-                    ok[lo:hi] &= c.block_ok(dense)
-            else:
-                ok &= c.block_ok(counts.sizes[:, None])
-        return self._result(levels, counts, ok)
-
-    def _result(self, levels, counts: NodeCounts, ok: np.ndarray) -> NodeResult:
         suppressed = int(counts.sizes[~ok].sum())
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)
 

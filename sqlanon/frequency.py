@@ -347,34 +347,30 @@ class FrequencySet:
             sens[name] = np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64) for v in range(m)])
         return NodeCounts(codes, sizes, sens)
 
-    def batch_counts(self, nodes: list[dict[str, int]], sensitive: list[str] = (),
-                     distinct: list[str] = ()) -> list[NodeCounts]:
-        """Per-block counts of several nodes in one statement (a UNION ALL of their GROUP BYs).
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+        """Block sizes of several nodes in one statement (a UNION ALL of their GROUP BYs), and the number of
+        distinct values of the `distinct` attributes per block.
 
         The database runs the branches in parallel and the per-statement cost is paid once; block codes
-        are not returned (a satisfaction check needs only sizes and sensitive counts). `sensitive`: dense
-        per-value counts of these attributes; `distinct`: the number of distinct values of these.
+        are not returned (the checker's bounds pass needs only sizes and distinct counts; the per-value
+        counts of the nodes that pass come sparse, `sparse_counts`).
         """
         if not nodes:
             return []
-        pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
         distinct_cols = [self._sens(s).col for s in distinct]
-        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
+        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
                          distinct_cols=distinct_cols, entity=self.entity) for i, levels in enumerate(nodes)]
         data = self.backend.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")
         bounds = np.searchsorted(g[order], np.arange(len(nodes) + 1))
         sizes = np.asarray(data["n"], dtype=np.int64)[order]
-        mats = {name: np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64)[order] for v in range(m)])
-                for name, (col, m) in zip(sensitive, pivots)}
         dist = {name: np.asarray(data[f"d_{col}"], dtype=np.int64)[order] for name, col in zip(distinct, distinct_cols)}
         empty = np.zeros((0, 0), dtype=np.int64)
         out = []
         for i in range(len(nodes)):
             lo, hi = bounds[i], bounds[i + 1]
-            out.append(NodeCounts(empty, sizes[lo:hi], {name: mat[lo:hi] for name, mat in mats.items()},
-                                  {name: d[lo:hi] for name, d in dist.items()}))
+            out.append(NodeCounts(empty, sizes[lo:hi], distinct={name: d[lo:hi] for name, d in dist.items()}))
         return out
 
     def log_area(self, name: str, level: int) -> np.ndarray:

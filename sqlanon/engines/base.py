@@ -131,10 +131,7 @@ class Backend:
         the whole statement once. With `order` (result column names) the rows come back sorted by them.
         """
         selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
-        if order:
-            sql = templates.render("union_all_ordered.sql", selects=selects, order=order)
-        else:
-            sql = templates.render("union_all.sql", selects=selects)
+        sql = templates.render("union_all.sql", selects=selects, order=order or [])
         out = None
         for statement in dialects.transpile(sql, self.dialect):
             out = self._timed(statement, None, "numpy", template)
