@@ -145,18 +145,6 @@ def _wait(proc, timeout: float, memory_mb: float, result_path: Path, err_path: P
     return out
 
 
-def _bottom_blocks(parquet: Path, j: int) -> int:
-    """q*-blocks of the bottom lattice node (no generalization) over the first j quasi-identifiers."""
-    import duckdb
-    from sqlanon.datasets.landsend.generate import QI_HEIGHTS
-    con = duckdb.connect()
-    try:
-        rel = con.read_parquet(str(parquet)).select(*[duckdb.ColumnExpression(c) for c in list(QI_HEIGHTS)[:j]])
-        return int(rel.distinct().aggregate("count(*)").fetchall()[0][0])
-    finally:
-        con.close()
-
-
 def landsend(ctx: Context) -> dict:
     from sqlanon.datasets.landsend.generate import DEFAULT_ROWS, write_parquet
     rows = ctx.landsend_rows or DEFAULT_ROWS
@@ -182,7 +170,6 @@ def landsend(ctx: Context) -> dict:
                         f"({r.get('total_s', r['wall_s']):.1f} s, {r.get('peak_rss_mb', 0):.0f} MB)")
                 if r["status"] != "ok":
                     failed = j
-                    r["bottom_blocks"] = _bottom_blocks(info["parquet"], j)
     for r in out["runs"]:
         if r["status"] == "skipped":
             first = next(x for x in out["runs"] if x["model"] == r["model"] and x["status"] not in ("ok", "skipped"))
@@ -267,18 +254,7 @@ def markdown(res: dict) -> str:
     if any(r["model"] == models[1] for r in failed) and not any(r["model"] == models[0] for r in failed):
         first = min((r for r in failed if r["model"] == models[1]), key=lambda r: r["j"])
         text.append(f"\nThe entropy runs stop at j = {first['j']} ({first['status']}; resident memory reached "
-                    f"{first.get('peak_rss_mb', 0):,.0f} MB).")
-        text.append(
-            "\n**Why the entropy runs on Lands End fail.** The engine fetches, per lattice node, a dense matrix of "
-            "per-block counts with one column per sensitive value (`node_counts.sql` pivots cost into "
-            f"{le['distinct'].get('cost', 147)} columns). The bottom node of j = {first['j']} has "
-            f"{first.get('bottom_blocks', 0):,} blocks, so its matrix alone is "
-            f"{first.get('bottom_blocks', 0) * le['distinct'].get('cost', 147) * 8 / 2 ** 30:.1f} GB of int64, and "
-            "Incognito batches several nodes per statement. k-anonymity needs block sizes only and is fast. A fix "
-            "belongs in the engine (not in this "
-            "experiment): check the size-only necessary condition first (an entropy or recursive l-diverse "
-            "block has at least l rows) and fetch sensitive counts sparsely (block, value, count) for the nodes "
-            "that pass, evaluating the models on the sparse form.\n")
+                    f"{first.get('peak_rss_mb', 0):,.0f} MB).\n")
     return "\n".join(text)
 
 
