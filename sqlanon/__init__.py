@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 
 def connect(connection_or_policy, policy=None, *, db=":memory:", progress=None):
-    """Search a policy's lattice and choose the best minimal node; returns the `Anonymization`.
+    """Search a policy's lattice and choose the best satisfying node; returns the `Anonymization`.
 
     `sqlanon.connect(policy)` opens its own DuckDB (`db`: a file, or in memory); `sqlanon.connect(con,
     policy)` works inside an existing DuckDB connection, whose tables the policy's source may name.
@@ -21,7 +21,6 @@ def connect(connection_or_policy, policy=None, *, db=":memory:", progress=None):
         run = Anonymization(policy, connection=connection_or_policy, progress=progress)
     try:
         run.search()
-        run.score_minimal()
         run.choose()
     except BaseException:
         run.close()

@@ -25,6 +25,7 @@ from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
+from .optimum import Optimum, Scorer, find_optimum
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
 from .policy import Policy, load_policy
@@ -36,7 +37,7 @@ from .search import find_minimal
 @dataclass
 class Candidate:
     levels: dict[str, int]
-    result: NodeResult
+    result: NodeResult | None          # None for a minimal node scored from the search's recorded sizes
     metrics: dict
 
     def as_dict(self) -> dict:
@@ -75,6 +76,8 @@ class Anonymization:
         self.result: SearchResult | None = None
         self.candidates: list[Candidate] = []
         self.chosen: Candidate | None = None
+        self.optimum: Optimum | None = None
+        self.scored = ""                      # which metrics `candidates` carry: "all", "policy" or "search"
         self.outputs: list[Output] = []
 
     def _prepare(self) -> None:
@@ -96,6 +99,8 @@ class Anonymization:
     # -- search -------------------------------------------------------------------------------
     def search(self, mode: str = "incognito") -> SearchResult:
         t = time.perf_counter()
+        self.optimum, self.candidates, self.chosen = None, [], None
+        self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers)")
         self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
         self.progress.done()
         self.timings["search"] = time.perf_counter() - t
@@ -111,27 +116,58 @@ class Anonymization:
                 raise PolicyError(f"node.{q}", f"level must be an integer from 0 to {h}; got {lvl!r}")
         return self.checker.evaluate({q: levels[q] for q in self.lattice.names})
 
-    def score_minimal(self) -> list[Candidate]:
+    def score_minimal(self, metrics: str = "all") -> list[Candidate]:
+        """Every minimal satisfying node with its metrics.
+
+        Args:
+            metrics: "all" (the four of `sqlanon.metrics`; KL-divergence costs a query per node), or
+                "policy" (only the policy's metric, from the sizes the search already fetched where it can).
+
+        Returns:
+            The minimal nodes as `Candidate`s, lowest height first (also kept in `self.candidates`).
+        """
         if self.result is None:
             self.search()
         t = time.perf_counter()
         self.candidates = []
-        for node in self.result.minimal:
-            levels = self.lattice.levels(node)
-            res = self.checker.evaluate(levels, known_satisfying=True)
-            self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
+        if metrics == "policy":
+            metric = self.policy.utility
+            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(self.result.minimal))
+            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]}) for n in self.result.minimal]
+        else:
+            for node in self.result.minimal:
+                levels = self.lattice.levels(node)
+                res = self.checker.evaluate(levels, known_satisfying=True)
+                self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
+        self.scored = metrics
         self.timings["metrics"] = time.perf_counter() - t
         return self.candidates
 
     def choose(self) -> Candidate:
-        if not self.candidates:
-            self.score_minimal()
-        if not self.candidates:
+        """The release: the best node by the policy's utility metric among every satisfying node.
+
+        Where the metric is monotone that is the best minimal node; otherwise a branch and bound over
+        the lattice (`sqlanon.optimum`). Ties: lower height, then smaller levels in policy order.
+        """
+        if self.result is None:
+            self.search()
+        if not self.result.minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models or allow suppression (privacy.max_suppression)")
-        metric = self.policy.utility
-        self.chosen = min(self.candidates, key=lambda c: (c.metrics[metric], c.metrics["height"],
-                                                          tuple(c.levels.values())))
+        t = time.perf_counter()
+        if self.optimum is None:
+            self.optimum = find_optimum(self.lattice, self.checker, self.result, self.policy.utility, self.progress)
+            self.progress.done()
+        levels = self.lattice.levels(self.optimum.node)
+        result = self.checker.evaluate(levels, known_satisfying=True)
+        self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
+        if not self.candidates:
+            metric = self.policy.utility
+            self.candidates = [Candidate(self.lattice.levels(n), None,
+                                         {metric: self.optimum.scores[n]} if n in self.optimum.scores else {})
+                               for n in self.result.minimal]
+            self.scored = "search"
+        self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 
     def use_node(self, levels: dict[str, int]) -> Candidate:
@@ -181,7 +217,9 @@ class Anonymization:
             "source": {"table": self.policy.source.label, "rows": self.fs.rows},
             "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated if self.result else 1,
                         "heights": dict(zip(self.lattice.names, self.lattice.heights)),
-                        "minimal": [m.as_dict() for m in self.candidates]},
+                        "minimal": [m.as_dict() for m in self.candidates],
+                        "minimal_metrics": self.scored or None},
+            "search": self.optimum.as_dict() if self.optimum else {"method": "given node", "proven_optimal": None},
             "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
                        "suppressed_rows": c.result.suppressed_rows, "metrics": dict(c.metrics)},
             "privacy": self.achieved(c.result),

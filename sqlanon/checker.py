@@ -27,6 +27,35 @@ from .models.ldiversity import DistinctLDiversity
 SPARSE_ROWS_PER_STATEMENT = 2_000_000
 
 
+@dataclass(frozen=True)
+class NodeStats:
+    """What the optimum search needs of a full lattice node, from its class sizes (see `sqlanon.optimum`).
+
+    sum_sq and min_size cover every class, kept or not (they give the metrics' lower bounds for the node
+    and every node above it); the kept_* fields and `suppressed` are those of the release the node would
+    give, known only when `satisfied` is not None.
+    """
+
+    sum_sq: float
+    min_size: int
+    classes: int
+    satisfied: bool | None = None
+    kept_rows: int = 0
+    kept_classes: int = 0
+    kept_sum_sq: float = 0.0
+    suppressed: int = 0
+
+    @staticmethod
+    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> "NodeStats":
+        sizes = np.asarray(sizes, dtype=np.int64)
+        sq = sizes.astype(np.float64) ** 2
+        base = dict(sum_sq=float(sq.sum()), min_size=int(sizes.min()) if len(sizes) else 0, classes=len(sizes))
+        if ok is None or satisfied is None:
+            return NodeStats(**base)
+        return NodeStats(**base, satisfied=satisfied, kept_rows=int(sizes[ok].sum()), kept_classes=int(ok.sum()),
+                         kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
+
+
 @dataclass
 class NodeResult:
     levels: dict[str, int]
@@ -59,6 +88,19 @@ class NodeChecker:
                 if a not in self.needed:
                     self.needed.append(a)
         self.evaluated = 0
+        # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
+        # class sizes a query returned: the optimum search reads bounds and metrics from here for free
+        self.stats: dict[tuple[int, ...], NodeStats] = {}
+        self._qi_names = tuple(q.name for q in fs.qis)
+
+    def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
+                satisfied: bool | None) -> None:
+        if len(levels) != len(self._qi_names):
+            return                      # a node over a subset of the attributes (Incognito's smaller lattices)
+        key = tuple(levels[n] for n in self._qi_names)
+        known = self.stats.get(key)
+        if known is None or known.satisfied is None:
+            self.stats[key] = NodeStats.of(sizes, ok, satisfied)
 
     @property
     def prunable(self) -> bool:
@@ -123,7 +165,9 @@ class NodeChecker:
         self.evaluated += 1
         if known_satisfying and self.budget == 0:
             counts = self.fs.node_counts(levels)
-            return NodeResult(dict(levels), True, counts, np.ones(len(counts.sizes), dtype=bool), 0)
+            ok = np.ones(len(counts.sizes), dtype=bool)
+            self._record(levels, counts.sizes, ok, True)
+            return NodeResult(dict(levels), True, counts, ok, 0)
         if not self.needed:
             return self._judge(levels, self.fs.node_counts(levels))
         return self._judge_sparse_many([levels])[0]
@@ -160,6 +204,10 @@ class NodeChecker:
                     for attribute, l in min_distinct.items():
                         below |= counts.distinct[attribute] < l
                     fits = int(counts.sizes[below].sum()) <= self.budget
+                    if exact:
+                        self._record(nodes[idx], counts.sizes, ~below, fits)
+                    elif not fits:
+                        self._record(nodes[idx], counts.sizes, None, None)
                     if exact or not fits:
                         out[idx] = fits
                     else:
@@ -208,6 +256,7 @@ class NodeChecker:
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
         suppressed = int(counts.sizes[~ok].sum())
+        self._record(levels, counts.sizes, ok, suppressed <= self.budget)
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)
 
     def _multi_attribute_ok(self, c: Criterion, levels, counts: NodeCounts) -> np.ndarray:

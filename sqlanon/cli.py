@@ -44,12 +44,11 @@ def _progress(quiet: bool) -> Progress:
 
 
 def _run(policy, db, quiet, mode="incognito"):
-    """An Anonymization with its minimal nodes found and scored; use it in a `with` block."""
+    """An Anonymization with its minimal nodes found; use it in a `with` block."""
     from .anonymizer import Anonymization
     run = Anonymization(policy, db=db, progress=_progress(quiet))
     try:
         run.search(mode)
-        run.score_minimal()
     except BaseException:
         run.close()
         raise
@@ -153,24 +152,34 @@ def anonymize(policy, json_path, db, mode, quiet):
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("--metrics", type=click.Choice(["policy", "all"]), default="policy", show_default=True,
+              help="Score each minimal node by the policy's utility metric only, or by all four.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def lattice(policy, db, as_json, mode, quiet):
-    """Every minimal node that satisfies the policy, with its metrics."""
+def lattice(policy, db, as_json, mode, metrics, quiet):
+    """Every minimal node that satisfies the policy, with its metrics, and the node a release would use."""
     with _run(policy, db, quiet, mode) as run:
+        run.score_minimal(metrics)
+        run.choose()
         _print_lattice(run, as_json)
 
 
 def _print_lattice(run, as_json: bool) -> None:
     data = {"nodes": run.lattice.size, "evaluated": run.result.evaluated,
             "seconds": round(run.timings["search"], 4),
-            "minimal": [c.as_dict() for c in run.candidates]}
+            "minimal": [c.as_dict() for c in run.candidates],
+            "release": {"levels": dict(run.chosen.levels), "metrics": dict(run.chosen.metrics),
+                        **run.optimum.as_dict()}}
     if as_json:
         _write_json(data, None)
     else:
         click.echo(f"{data['nodes']:,} nodes, {data['evaluated']:,} evaluated, {len(data['minimal'])} minimal")
         for c in data["minimal"]:
             click.echo(f"  {_levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
+        r = data["release"]
+        where = "a minimal node" if r["released_is_minimal"] else "above the minimal nodes"
+        click.echo(f"release ({r['method']}, {where}, {r['nodes_scored']:,} nodes scored): {_levels_text(r['levels'])}  "
+                   f"{run.policy.utility}={r['metrics'][run.policy.utility]:g}")
 
 
 @main.command()

@@ -55,6 +55,14 @@ def direct_generalizations(node: Node, heights) -> list[Node]:
     return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < heights[i]]
 
 
+def by_height(lattice: Lattice) -> list[tuple[int, list[Node]]]:
+    """(height, nodes of that height), lowest first: every direct specialization comes before its node."""
+    groups: dict[int, list[Node]] = {}
+    for node in lattice.nodes():
+        groups.setdefault(sum(node), []).append(node)
+    return sorted(groups.items())
+
+
 def minimal_nodes(satisfying) -> list[Node]:
     """Satisfying nodes with no satisfying node strictly below them (componentwise), sorted.
 
@@ -81,6 +89,9 @@ class SearchResult:
     evaluated: int
     seconds: float
     per_level: list[dict] = field(default_factory=list)
+    # nodes the search left unchecked because a satisfying node lies below them (so none is minimal); only
+    # with a non-monotone predicate, where satisfying nodes do not form an up-set (`sqlanon.search`)
+    undecided: set[Node] = field(default_factory=set)
 
 
 # check([(attribute indices, node), ...]) -> [bool, ...]: does each node, over that subset of the

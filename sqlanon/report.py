@@ -146,7 +146,7 @@ def _ensure_searched(run: Anonymization) -> None:
         run.search()
         run.score_minimal()
         run.chosen = chosen
-    elif len(run.candidates) != len(run.result.minimal):
+    elif run.scored != "all":
         run.score_minimal()
     if run.chosen is None:
         run.choose()

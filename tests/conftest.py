@@ -46,3 +46,19 @@ def memdb():
     con = duckdb.connect()
     yield con
     con.close()
+
+
+def assert_same_search(found, reference) -> None:
+    """`found` (Incognito) agrees with `reference` (brute force, every node checked).
+
+    The minimal nodes are equal. With a non-monotone predicate the search leaves `undecided` the nodes that
+    lie above a satisfying one (none of them can be minimal): the nodes it says satisfy do, and every
+    satisfying node is either found or undecided, and every undecided node lies above a found one.
+    """
+    assert found.minimal == reference.minimal
+    assert found.satisfying <= reference.satisfying
+    assert reference.satisfying <= found.satisfying | found.undecided
+    assert not (found.satisfying & found.undecided)
+    for node in found.undecided:
+        assert any(all(a <= b for a, b in zip(s, node)) and s != node for s in found.satisfying), node
+    assert reference.undecided == set()
