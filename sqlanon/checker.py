@@ -198,7 +198,7 @@ class NodeChecker:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
-                for idx, counts in zip(chunk, self.fs.batch_counts([nodes[j] for j in chunk],
+                for idx, counts in zip(chunk, self.fs.counts_source().batch_counts([nodes[j] for j in chunk],
                                                                    distinct=list(min_distinct))):
                     below = counts.sizes < min_size
                     for attribute, l in min_distinct.items():
@@ -229,7 +229,8 @@ class NodeChecker:
 
     def _judge_sparse_many(self, nodes: list[dict[str, int]]) -> list[NodeResult]:
         """Nodes judged from their sparse sensitive counts, fetched in one statement per needed attribute."""
-        sparse = {a: self.fs.sparse_counts(nodes, a) for a in self.needed}
+        source = self.fs.counts_source()
+        sparse = {a: source.sparse_counts(nodes, a) for a in self.needed}
         sizes = self.fs.ordered_sizes(nodes) if self.fs.entity else None
         out = []
         for pos, levels in enumerate(nodes):

@@ -180,6 +180,9 @@ class FrequencySet:
         self.rows = 0
         self._cells_xlogx: float | None = None
         self._wide_rows: int | None = None
+        self._bottom_rows: int | None = None
+        self._counts_source = None
+        self.rollup = True          # roll node counts up in memory when the frequency set is small
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
@@ -384,6 +387,27 @@ class FrequencySet:
             with np.errstate(divide="ignore"):
                 self._log_area[key] = np.log(per_code)
         return self._log_area[key]
+
+    @property
+    def bottom_rows(self) -> int:
+        """Rows (cells) of the bottom frequency set."""
+        if self._bottom_rows is None:
+            self._bottom_rows = int(self.backend.fetchone("count_rows.sql", relation=self.fs_table)[0])
+        return self._bottom_rows
+
+    def fetch_bottom(self) -> dict[str, np.ndarray]:
+        """The bottom frequency set's cells as numpy columns (q0.., s0.., cnt): an aggregate, for `rollup`."""
+        return self.backend.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
+                                       fs=self.fs_table)
+
+    def counts_source(self):
+        """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
+        from cached finer results when the frequency set is small (`sqlanon.rollup`), else this object (one
+        GROUP BY per node in the database)."""
+        if self._counts_source is None:
+            from .rollup import RollupCounts
+            self._counts_source = (RollupCounts.open(self) if self.rollup else None) or self
+        return self._counts_source
 
     @property
     def wide_rows(self) -> int:
