@@ -17,7 +17,6 @@ from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
 TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key"}
-SOURCE_KINDS = ("table", "csv", "parquet", "query")
 UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 MATERIALIZE = ("table", "view", "none")
 
@@ -89,12 +88,6 @@ class Policy:
     @property
     def max_suppression(self) -> float:
         return float(self.privacy.get("max_suppression", 0.0) or 0.0)
-
-    def with_quasi_identifiers(self, names: list[str]) -> "Policy":
-        """The same policy restricted to some quasi-identifiers (experiments use prefixes of the list)."""
-        raw = copy.deepcopy(self.raw)
-        raw["quasi_identifiers"] = {n: raw["quasi_identifiers"][n] for n in names}
-        return load_policy(raw, base_dir=self.base_dir)
 
     def normalized(self) -> dict:
         """The policy as it will be written into the manifest (paths as strings)."""

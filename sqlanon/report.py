@@ -279,7 +279,7 @@ def lattice_svg(names, heights, states: dict[tuple, str]) -> Markup:
     """The Hasse diagram for small lattices, nodes by level for large ones (see the module docstring)."""
     if len(states) <= HASSE_MAX_NODES:
         return _hasse_svg(names, heights, states)
-    return _levels_svg(names, heights, states)
+    return _levels_svg(names, states)
 
 
 def _by_height(states) -> dict[int, list[tuple]]:
@@ -318,7 +318,7 @@ def _hasse_svg(names, heights, states) -> Markup:
     return _svg(width, int(height), body, "lattice: Hasse diagram")
 
 
-def _levels_svg(names, heights, states) -> Markup:
+def _levels_svg(names, states) -> Markup:
     order = {"unsat": 0, "minimal": 1, "chosen": 1, "sat": 2}
     rows = _by_height(states)
     cell, per_row, left, band_gap = 6, 150, 150, 5
