@@ -1,4 +1,4 @@
-"""The policy: what to anonymize, how, and what to release (DESIGN.md section 3).
+"""The policy: what to anonymize, how, and what to release (docs/DESIGN.md section 3.1).
 
 A policy is a YAML file or a dict of the same shape. `load_policy` checks its shape and returns a
 `Policy` with every field normalized; anything wrong raises `PolicyError` naming the field. The
@@ -23,7 +23,7 @@ MATERIALIZE = ("table", "view", "none")
 
 @dataclass
 class Source:
-    """Where the rows are, and which engine holds them (DESIGN.md section 3; README, "Policy").
+    """Where the rows are, and which engine holds them (docs/DESIGN.md section 3.1; README, "Policy").
 
     kind:   table, csv, parquet or query;
     engine: duckdb (embedded, the default), postgres or spark.

@@ -1,8 +1,8 @@
 """The privacy models against the worked examples of the papers, with the expected values in sight.
 
-TKDD l-diversity paper (`papers/001_...`): Figures 2 and 4, Definitions 4.2-4.6, Algorithm 1's
-run-through (Section 4.2). t-closeness paper (`papers/003_...`, ICDE 2007; its stored text has the
-digits stripped, so the numbers come from the paper's Section 5 example, recomputed by hand here):
+TKDD l-diversity paper (Machanavajjhala et al., ACM TKDD 1(1), 2007): Figures 2 and 4, Definitions
+4.2-4.6, Algorithm 1's run-through (Section 4.2). t-closeness paper (Li, Li, Venkatasubramanian, ICDE
+2007; the numbers come from the paper's Section 5 example, recomputed by hand here):
 the salary example of Table 3/Table 5 and its disease hierarchy (Figure 2 of that paper).
 """
 from __future__ import annotations

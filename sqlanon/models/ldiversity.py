@@ -1,5 +1,5 @@
 """The l-diversity family (Machanavajjhala, Kifer, Gehrke, Venkitasubramaniam: "l-Diversity: Privacy
-Beyond k-Anonymity", ACM TKDD 1(1), 2007; `papers/001_...`), Sections 4.2 and 4.3.
+Beyond k-Anonymity", ACM TKDD 1(1), 2007), Sections 4.2 and 4.3.
 
 Every measure works on a counts matrix (see `sqlanon.models.base`)::
 
