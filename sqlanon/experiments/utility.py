@@ -6,6 +6,11 @@ class and native country), on a seeded 5 % Bernoulli sample and on the full data
 and parameter: all minimal nodes (Incognito), then the smallest generalization height, average group
 size, discernibility and KL-divergence over them (each metric grows under generalization, so that is
 the minimum over all satisfying tables). The baseline is the table with Q fully suppressed.
+
+The KL-divergence spreads a generalized age over the ages its interval covers in the table; on the
+sample those are the ages present (66 of 74), so each sample value is also given over the 74-age
+domain (`age_domain_shift`). `claims` checks the paper's statements about the figures, each verdict
+computed from the counts by the rule it carries.
 """
 from __future__ import annotations
 
