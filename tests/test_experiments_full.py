@@ -3,7 +3,8 @@ computation: each checked node is generalized here by plain DuckDB SQL written f
 intervals by floor division, the other attributes by joining their hierarchy CSV files), with none of
 sqlanon's mapping tables, frequency sets, checker, metrics or attacks. The smoke tests in
 test_experiments.py check the code on small samples; these pin the published numbers of the
-homogeneity, utility and similarity sections (a few minimal nodes each, every one a single GROUP BY).
+homogeneity, utility, similarity and marginals (single tables, Figure 5) sections: a few minimal nodes
+each, every one a single GROUP BY, or a brute-force pass over a 20-node lattice.
 """
 from __future__ import annotations
 
@@ -244,3 +245,21 @@ def test_similarity_quality_of_the_closeness_tables(report, con):
                 for lv in entry["minimal_levels"]]
         assert entry["min_discernibility"] == min(disc), entry["model"]
         assert math.isfinite(entry["min_discernibility"])
+
+
+# --------------------------------------------------------------------------------------------------
+# marginals (Kifer & Gehrke, SIGMOD 2006, Figure 5): the single tables' KL and the suppressed baseline
+
+def test_marginals_single_tables_and_baseline_kl(report, con):
+    res = report["marginals"]
+    qi = res["qi"]
+    assert res["privacy"] == {"k": 6, "l_diversity": {"variant": "entropy", "l": 6}}
+    for t in res["tables"]:
+        levels = {a: t["levels"][a] for a in qi}
+        mat = block_counts(con, levels, res["sensitive"])
+        assert mat.sum(axis=1).min() >= 6 and _entropy_l(mat) >= 6 * (1 - 1e-9), t["label"]
+        assert t["kl"] == pytest.approx(_node_metrics(con, levels)["kl_divergence"], abs=1e-9), t["label"]
+    top = {a: (len(ADULT_QIS[a]["widths"]) + 1 if a == "age" else 1 if ADULT_QIS[a]["hierarchy"] == "suppress" else
+               2) for a in qi}
+    assert top["marital_status"] == 2                       # the marital-status tree has height 2
+    assert res["suppressed_kl"] == pytest.approx(_node_metrics(con, top)["kl_divergence"], abs=1e-9)
