@@ -209,6 +209,11 @@ def markdown(res: dict) -> str:
     at_paper_t = [c for (m, _), c in costs.items() if any(m == f"k + {t}-closeness" for t in PAPER_T)]
     minimal_ok = bool(at_paper_t) and all(c is not None and c <= MINIMAL_COST for c in at_paper_t)
     text.append(table(["paper (ICDE Sec. 6)", "ours", "rule", "verdict"], [
+        ["a part of the minimal entropy l-diverse and recursive (c,l)-diverse tables suffer from the similarity "
+         "attack", f"vulnerable: {vuln_e} of {tot_e} entropy l, {vuln_r} of {tot_r} recursive (3,l) tables "
+         f"(l = {', '.join(map(str, ATTACK_PARAMS))})",
+         "holds: some but not all minimal tables vulnerable, for each of the two models",
+         "holds" if 0 < vuln_e < tot_e and 0 < vuln_r < tot_r else "does NOT hold here"],
         ["entropy l-diversity is the fastest", f"fastest search per p: {fast_text}; entropy l fastest for "
          f"{ent_faster} of {cells} p, and evaluates the fewest nodes for {ent_fewer} of {cells}",
          "holds: entropy l has the smallest median search time at every p",
