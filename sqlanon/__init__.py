@@ -5,7 +5,21 @@
     run.lattice, run.candidates, run.chosen.levels, run.chosen.metrics
     run.sql("postgres"); run.materialize(); run.manifest()
 """
+from .errors import DataError, PolicyError, PrivacyNotMet, SqlanonError, UserError
+
 __version__ = "0.1.0"
+
+__all__ = ["Anonymization", "connect", "SqlanonError", "UserError", "PolicyError", "DataError", "PrivacyNotMet",
+           "__version__"]
+
+
+def __getattr__(name: str):
+    # `Anonymization` loads the engine (duckdb, numpy, the templates): imported on first use so that
+    # `import sqlanon` (and the CLI's start-up) stays light.
+    if name == "Anonymization":
+        from .anonymizer import Anonymization
+        return Anonymization
+    raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")
 
 
 def connect(connection_or_policy, policy=None, *, db=":memory:", progress=None):

@@ -6,7 +6,7 @@ This is the Python API the CLI drives::
     run.search()            # all minimal satisfying nodes
     run.choose()            # the best one by the policy's utility metric
     run.materialize()       # the release table/view (+ exports)
-    run.manifest()          # the JSON manifest (DESIGN.md section 3)
+    run.manifest()          # the JSON manifest (docs/DESIGN.md section 3.3)
 """
 from __future__ import annotations
 

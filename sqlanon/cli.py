@@ -1,4 +1,4 @@
-"""The `sqlanon` command line (DESIGN.md section 3).
+"""The `sqlanon` command line (docs/DESIGN.md section 3.2).
 
 Exit codes: 0 success; 2 bad policy or bad input (one line naming the field, column or value, no
 traceback); 3 a table that does not satisfy the policy (`check`), so a scheduler can block a release.

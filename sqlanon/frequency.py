@@ -8,7 +8,7 @@
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
    ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
 3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
-   lattice node is one GROUP BY over it, with no joins (DESIGN.md, "measured floor").
+   lattice node is one GROUP BY over it, with no joins (docs/DESIGN.md section 1).
 4. `node_counts` rolls that up to a node and returns per-q*-block counts of each sensitive value.
 
 Column names inside these work tables are positional (q3_2, s0) so no user-chosen name is ever

@@ -1,4 +1,4 @@
-"""Utility metrics of a generalized table (DESIGN.md section 5; TKDD Section 6).
+"""Utility metrics of a generalized table (docs/DESIGN.md section 5; TKDD Section 6).
 
 - generalization height: the sum of the node's levels (Samarati; LeFevre et al.);
 - average class size: released rows / number of q*-blocks;

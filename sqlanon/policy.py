@@ -1,4 +1,4 @@
-"""The policy: what to anonymize, how, and what to release (DESIGN.md section 3).
+"""The policy: what to anonymize, how, and what to release (docs/DESIGN.md section 3.1).
 
 A policy is a YAML file or a dict of the same shape. `load_policy` checks its shape and returns a
 `Policy` with every field normalized; anything wrong raises `PolicyError` naming the field. The
@@ -17,14 +17,13 @@ from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
 TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key"}
-SOURCE_KINDS = ("table", "csv", "parquet", "query")
 UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 MATERIALIZE = ("table", "view", "none")
 
 
 @dataclass
 class Source:
-    """Where the rows are, and which engine holds them (DESIGN.md section 3; README, "Policy").
+    """Where the rows are, and which engine holds them (docs/DESIGN.md section 3.1; README, "Policy").
 
     kind:   table, csv, parquet or query;
     engine: duckdb (embedded, the default), postgres or spark.
@@ -89,12 +88,6 @@ class Policy:
     @property
     def max_suppression(self) -> float:
         return float(self.privacy.get("max_suppression", 0.0) or 0.0)
-
-    def with_quasi_identifiers(self, names: list[str]) -> "Policy":
-        """The same policy restricted to some quasi-identifiers (experiments use prefixes of the list)."""
-        raw = copy.deepcopy(self.raw)
-        raw["quasi_identifiers"] = {n: raw["quasi_identifiers"][n] for n in names}
-        return load_policy(raw, base_dir=self.base_dir)
 
     def normalized(self) -> dict:
         """The policy as it will be written into the manifest (paths as strings)."""

@@ -279,7 +279,7 @@ def lattice_svg(names, heights, states: dict[tuple, str]) -> Markup:
     """The Hasse diagram for small lattices, nodes by level for large ones (see the module docstring)."""
     if len(states) <= HASSE_MAX_NODES:
         return _hasse_svg(names, heights, states)
-    return _levels_svg(names, heights, states)
+    return _levels_svg(names, states)
 
 
 def _by_height(states) -> dict[int, list[tuple]]:
@@ -318,7 +318,7 @@ def _hasse_svg(names, heights, states) -> Markup:
     return _svg(width, int(height), body, "lattice: Hasse diagram")
 
 
-def _levels_svg(names, heights, states) -> Markup:
+def _levels_svg(names, states) -> Markup:
     order = {"unsat": 0, "minimal": 1, "chosen": 1, "sat": 2}
     rows = _by_height(states)
     cell, per_row, left, band_gap = 6, 150, 150, 5
@@ -558,7 +558,8 @@ ones (circled), then the other satisfying ones.{% endif %}</p>
 <tr><td class="l">suppression of at most {{ fmt(max_suppression * 100) }} % of the {{ unit }}{% if rows is not none %} ({{ cells.count(budget) }}){% endif %}</td><td class="l">-</td><td class="l">{{ cells.count(suppressed) }} {{ unit }} suppressed</td></tr>
 </table>
 <p>Everything the release achieves, whatever the policy asked (<code>sqlanon check</code>'s values:
-l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_l;
+l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_c_at_l;
+pd_recursive_c / npd_recursive_c the same with the policy's don't-care values, and *_l the largest l the policy's c achieves;
 t_* the largest Earth Mover's Distance of a class):</p>
 <table id="achieved">
 {% for k, v in achieved.items() %}<tr><td class="l">{{ k }}</td><td>{% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}</td></tr>

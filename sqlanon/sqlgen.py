@@ -34,7 +34,7 @@ def _mapping_ddl(q, dialect: str) -> list[str]:
 
 
 def policy_sql(run, dialect: str) -> str:
-    fs, policy, b = run.fs, run.policy, run.backend
+    fs, policy = run.fs, run.policy
     src = policy.source
     source = src.table if src.kind == "table" else fs.source
     out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]

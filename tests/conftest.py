@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from sqlanon.experiments.common import ADULT_QIS  # DESIGN.md section 6, in the paper's order
+from sqlanon.experiments.common import ADULT_QIS  # docs/DESIGN.md section 6, in the paper's order
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
@@ -15,7 +15,7 @@ ADULT = DATASETS / "adult"
 HOSPITAL = DATASETS / "hospital"
 
 def adult_policy(qis: list[str] | int = 8, privacy: dict | None = None, **extra) -> dict:
-    """A policy dict over the shipped Adult data: the first `qis` attributes of DESIGN.md section 6."""
+    """A policy dict over the shipped Adult data: the first `qis` attributes of docs/DESIGN.md section 6."""
     names = list(ADULT_QIS)[:qis] if isinstance(qis, int) else qis
     specs = {n: dict(ADULT_QIS[n]) for n in names}
     for spec in specs.values():

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import sqlanon
 from sqlanon.cli import main
 
 from conftest import HOSPITAL
@@ -197,3 +198,16 @@ def test_demo_runs_from_the_installed_entry_point(tmp_path):
     con = duckdb.connect(str(tmp_path / "sqlanon_demo.duckdb"), read_only=True)
     assert con.execute("SELECT COUNT(*) FROM adult_demo").fetchone()[0] == 45222 - manifest["chosen"]["suppressed_rows"]
     con.close()
+
+
+@pytest.mark.parametrize("error, code", [
+    (sqlanon.UserError("bad value"), 2),
+    (sqlanon.PolicyError("privacy.k", "must be a positive integer"), 2),
+    (sqlanon.DataError("column 'age' has NULLs"), 2),
+    (sqlanon.PrivacyNotMet("k = 3 < 5"), 3),
+])
+def test_every_error_derives_from_sqlanon_error_with_its_exit_code(error, code):
+    assert isinstance(error, sqlanon.SqlanonError) and error.exit_code == code
+    assert set(sqlanon.__all__) >= {"Anonymization", "connect", "SqlanonError", "UserError", "PolicyError",
+                                    "DataError", "PrivacyNotMet"}
+    assert all(getattr(sqlanon, name) is not None for name in sqlanon.__all__)

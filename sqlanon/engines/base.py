@@ -69,7 +69,8 @@ def frame_columns(frame) -> list[tuple[str, str]]:
 
 
 class Backend:
-    """One connection to one engine, plus the templates. `stats` counts statements and their time."""
+    """One connection to one engine, plus the templates. `statements` and `seconds` count the statements run
+    and their time; `log`, when a list, records each statement."""
 
     engine = "base"
     dialect = templates.TEMPLATE_DIALECT

@@ -59,9 +59,6 @@ class DuckDBBackend(Backend):
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._cursor(template, params, context).fetchnumpy()
 
-    def fetchdf(self, template: str, params=None, **context) -> "pd.DataFrame":
-        return self._cursor(template, params, context).df()
-
     def _run_sql(self, sql: str, params, want: str | None, template: str):
         try:
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)

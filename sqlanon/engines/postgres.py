@@ -56,7 +56,7 @@ def _import_psycopg():
     return psycopg
 
 
-def _numeric_loader(psycopg):
+def _numeric_loader():
     from psycopg.adapt import Loader
 
     class NumericAsNumber(Loader):
@@ -84,7 +84,7 @@ class PostgresBackend(Backend):
         self.owned = owned
         self.where = where
         self._secrets = tuple(s for s in secrets if s)
-        con.adapters.register_loader("numeric", _numeric_loader(self.psycopg))
+        con.adapters.register_loader("numeric", _numeric_loader())
 
     @classmethod
     def open(cls, source) -> "PostgresBackend":

@@ -162,7 +162,7 @@ def markdown(res: dict) -> str:
                       [[claim, c[key]["ours"], _verdict(c[key]["holds"])] for key, claim in PAPER_CLAIMS if key in c]))
     text.append(
         "\n**Where we differ and why.** (1) k, l and the l-diversity variant are our choice (the digits are lost); "
-        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (DESIGN.md section 6), and the "
+        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (docs/DESIGN.md section 6), and the "
         "paper's one-attribute age marginal used its own ranges (lost digits); ours picks the finest level of our age "
         "hierarchy that is k-anonymous. (3) \"opt\" is the best of three greedy searches, one per table, not a wider "
         "search; that it is some X+ holds by construction here, so the paper's finding that B+ was the overall best "

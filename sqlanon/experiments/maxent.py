@@ -3,7 +3,7 @@ experiments of Section 7 (Figure 5: estimation accuracy against the amount of ba
 Figure 7: run time against the number of knowledge constraints and of buckets).
 
 The Adult setting (Section 7): education is the sensitive attribute (16 values), eight quasi-identifiers
-(DESIGN.md's eight attributes other than education: age, sex, race, marital status, native country,
+(the eight attributes of docs/DESIGN.md section 6 other than education: age, sex, race, marital status, native country,
 work class, salary, occupation; the paper does not name its eight), buckets of five records that are
 5-diverse with the most frequent value (HS-grad) not counted, 14,210 records in 2,842 buckets. How we get
 there, since the paper does not say how it chose its 14,210 records:

@@ -1,4 +1,4 @@
-"""Privacy of a collection of anonymized marginals (Kifer & Gehrke, SIGMOD 2006, `papers/004_...`,
+"""Privacy of a collection of anonymized marginals (Kifer & Gehrke, SIGMOD 2006,
 Section 3 "Extending privacy definitions" and Section 6 "Algorithms").
 
 - k-link anonymity (Def. 3.1): every marginal's non-sensitive part is k-anonymous: each cell of the

@@ -1,5 +1,5 @@
 """Searching for a collection of anonymized marginals to release beside a k-anonymous, l-diverse table
-(Kifer & Gehrke, SIGMOD 2006, `papers/004_...`, Section 5.2 "stepwise edge/vertex selection" and the
+(Kifer & Gehrke, SIGMOD 2006, Section 5.2 "stepwise edge/vertex selection" and the
 experiments of Section 7).
 
 Greedy search (`greedy`). The state is a decomposable graph over induced attributes whose maximal
