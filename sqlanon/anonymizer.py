@@ -25,6 +25,7 @@ from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
+from .heuristic import heuristic_search
 from .optimum import Optimum, Scorer, find_optimum
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
@@ -98,10 +99,28 @@ class Anonymization:
 
     # -- search -------------------------------------------------------------------------------
     def search(self, mode: str = "incognito") -> SearchResult:
+        """Find the minimal satisfying nodes (and, past `search.max_nodes`, the heuristic's best release).
+
+        Args:
+            mode: "incognito" (exact; the heuristic for lattices larger than the policy's
+                `search.max_nodes`), "brute_force" (every node, the tests' reference) or "heuristic".
+
+        Returns:
+            The `SearchResult` (also `self.result`).
+        """
         t = time.perf_counter()
         self.optimum, self.candidates, self.chosen = None, [], None
-        self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers)")
-        self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
+        options = self.policy.search
+        if mode == "incognito" and self.lattice.size > options.max_nodes:
+            mode = "heuristic"
+        self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers)"
+                              + (f": heuristic search for at most {options.time_limit_s:g} s" if mode == "heuristic"
+                                 else ""))
+        if mode == "heuristic":
+            self.result, self.optimum = heuristic_search(self.lattice, self.checker, self.policy.utility,
+                                                         options.time_limit_s, self.progress)
+        else:
+            self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
         self.progress.done()
         self.timings["search"] = time.perf_counter() - t
         return self.result
@@ -152,6 +171,10 @@ class Anonymization:
         if self.result is None:
             self.search()
         if not self.result.minimal:
+            if any(p.get("phase") == "heuristic" for p in self.result.per_level):
+                raise DataError(f"the heuristic search found no satisfying node in {self.policy.search.time_limit_s:g} s "
+                                f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
+                                "the privacy models")
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models or allow suppression (privacy.max_suppression)")
         t = time.perf_counter()

@@ -133,7 +133,7 @@ def demo(db, json_path, report_path, quiet):
 @click.option("--json", "json_path", default=None, help="Write the release manifest (JSON) here ('-' = stdout).")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
 def anonymize(policy, json_path, db, mode, quiet):
@@ -151,7 +151,7 @@ def anonymize(policy, json_path, db, mode, quiet):
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
 @click.option("--metrics", type=click.Choice(["policy", "all"]), default="policy", show_default=True,
               help="Score each minimal node by the policy's utility metric only, or by all four.")
 @click.option("-q", "--quiet", is_flag=True)

@@ -29,7 +29,7 @@ from typing import Callable
 
 from .checker import NodeChecker, NodeResult, NodeStats
 from .frequency import FrequencySet
-from .lattice import Lattice, Node, SearchResult, by_height, direct_specializations
+from .lattice import Lattice, Node, SearchResult, by_height, direct_generalizations, direct_specializations
 from .metrics import from_stats, is_monotone, kl_lower_bound, lower_bound, metric_value
 
 INF = float("inf")
@@ -161,6 +161,20 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
         if best is None or key < best:
             best = key
 
+    # a good release early makes the bounds prune more: first every satisfying node whose metric the search's
+    # recorded sizes already give, then a climb from the best of them through better direct generalizations
+    # (generalizing can release suppressed rows)
+    for node in satisfying:
+        known = scorer.known(node)
+        if known is not None:
+            offer(node, known)
+    while best is not None:
+        current = best
+        ups = [n for n in direct_generalizations(current[2], lattice.heights) if n in satisfying and n not in scores]
+        for node, value in scorer.score(ups).items():
+            offer(node, value)
+        if best == current:
+            break
     for height, level in by_height(lattice):
         to_check, to_score = [], []
         for node in level:
@@ -168,7 +182,9 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
             bound[node] = max(inherited, scorer.own_bound(node))
             if node not in satisfying and node not in undecided:
                 continue                                    # fails the privacy models
-            known = scorer.known(node) if node in satisfying else None
+            known = scores.get(node) if node in satisfying else None
+            if known is None and node in satisfying:
+                known = scorer.known(node)
             if known is not None:
                 offer(node, known)
             elif best is not None and bound[node] > best[0]:

@@ -16,7 +16,7 @@ import yaml
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
-TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key"}
+TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key", "search"}
 UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 MATERIALIZE = ("table", "view", "none")
 
@@ -63,6 +63,19 @@ class Release:
     marginals: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """`search:` how the lattice is searched (README, "Large lattices").
+
+    max_nodes:    lattices up to this many nodes get the exact search (every minimal node, the proven
+                  optimum); larger ones the heuristic search (`sqlanon.heuristic`);
+    time_limit_s: the heuristic search's time budget (it stops earlier when it has proven its result).
+    """
+
+    max_nodes: int = 250_000
+    time_limit_s: float = 60.0
+
+
 @dataclass
 class Policy:
     source: Source
@@ -76,6 +89,7 @@ class Policy:
     path: Path | None = None
     # the column identifying a person: classes, diversity and metrics then count distinct persons
     entity_key: str | None = None
+    search: SearchOptions = field(default_factory=SearchOptions)
 
     @property
     def qi_names(self) -> list[str]:
@@ -320,6 +334,21 @@ def _parse_marginals(raw) -> list[dict]:
     return out
 
 
+def _parse_search(raw) -> SearchOptions:
+    raw = _require_mapping(raw or {}, "search")
+    unknown = set(raw) - {"max_nodes", "time_limit_s"}
+    if unknown:
+        raise PolicyError("search." + sorted(unknown)[0], "unknown key; use max_nodes, time_limit_s")
+    out = SearchOptions()
+    max_nodes = raw.get("max_nodes", out.max_nodes)
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise PolicyError("search.max_nodes", f"must be a whole number of lattice nodes, at least 1; got {max_nodes!r}")
+    limit = raw.get("time_limit_s", out.time_limit_s)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 86_400:
+        raise PolicyError("search.time_limit_s", f"must be a number of seconds above 0 (at most 86400); got {limit!r}")
+    return SearchOptions(max_nodes, float(limit))
+
+
 def load_policy(source, base_dir: Path | None = None) -> Policy:
     """Read and check a policy from a YAML path or a dict. Paths are relative to the policy's folder."""
     path = None
@@ -365,4 +394,5 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
         entity = _name(entity, "entity_key")
         if entity in qis or entity in sens:
             raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
-    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity)
+    search = _parse_search(raw.get("search"))
+    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity, search)

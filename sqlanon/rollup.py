@@ -121,7 +121,8 @@ class RollupCounts:
         return self._parents[key]
 
     def _source(self, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
-        """The smallest cached result below the node: its direct specializations, else the bottom."""
+        """The smallest cached result below the node: a direct specialization, else the attributes' own bottom
+        (the bottom frequency set projected to them, computed once), else the bottom frequency set."""
         best = None
         for i, lvl in enumerate(levels):
             if lvl:
@@ -130,7 +131,11 @@ class RollupCounts:
                     best = below
         if best is not None:
             return best
-        return self.bottom if with_sensitive else self.bottom_sizes
+        full = self.bottom if with_sensitive else self.bottom_sizes
+        zeros = (0,) * len(attrs)
+        if len(attrs) == len(self.names) or levels == zeros:
+            return full
+        return self.cells({self.names[a]: 0 for a in attrs}, with_sensitive)
 
     def cells(self, levels: dict[str, int], with_sensitive: bool = True) -> Cells:
         """The node's frequency set (with the sensitive codes, or sizes only), rolled up and cached."""
@@ -191,6 +196,9 @@ class RollupCounts:
         out = []
         for levels in nodes:
             cells = self.cells(levels, with_sensitive=bool(distinct))
+            if not distinct:                 # sizes-only cells are the classes themselves
+                out.append(NodeCounts(empty, cells.n))
+                continue
             block, uniques, _ = self._blocks(levels, cells)
             sizes = np.bincount(block, weights=cells.n, minlength=len(uniques)).astype(np.int64)
             dist = {}

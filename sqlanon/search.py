@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from .checker import NodeChecker, NodeStats
-from .lattice import Lattice, SearchResult, brute_force, by_height, direct_specializations, incognito, minimal_nodes
+from .lattice import Lattice, SearchResult, brute_force, by_height, direct_specializations, incognito
 
 
 def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito", progress=None) -> SearchResult:
@@ -60,6 +60,7 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
             progress.update(level=len(everything), evaluated=evaluated, total=lattice.size)
     per_level = pre.per_level + [{"phase": "full predicate on candidates with no satisfying node below",
                                   "evaluated": evaluated - pre.evaluated, "undecided": len(undecided)}]
-    return SearchResult(lattice, satisfying, minimal_nodes(satisfying), evaluated, time.perf_counter() - t,
-                        per_level, undecided)
+    # each node checked had no satisfying node below it, so every satisfying one found is minimal
+    minimal = sorted(satisfying, key=lambda n: (sum(n), n))
+    return SearchResult(lattice, satisfying, minimal, evaluated, time.perf_counter() - t, per_level, undecided)
 

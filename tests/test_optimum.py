@@ -161,3 +161,45 @@ def test_bounds_are_tight_where_they_should_be():
     assert lower_bound("discernibility", stats, 2, 1, 6) == 14         # 9 + 1 + 4: the 1 counted as 1^2
     assert lower_bound("avg_class_size", stats, 2, 1, 6) == 2          # every kept class has >= k rows
     assert lower_bound("avg_class_size", stats, 2, 6, 6) == 0          # the budget may suppress everything
+
+
+# -- large lattices: the heuristic search ---------------------------------------------------------------
+
+@pytest.mark.parametrize("privacy", [{"k": 10, "max_suppression": 0.02},
+                                     {"k": 3, "l_diversity": {"variant": "entropy", "l": 3}, "max_suppression": 0.03},
+                                     {"k": 10}])
+def test_heuristic_with_time_to_spare_proves_the_exact_optimum(privacy):
+    exact = Anonymization(adult_policy(4, privacy), db=":memory:")
+    want = exact.choose()
+    run = Anonymization(adult_policy(4, privacy, search={"max_nodes": 10, "time_limit_s": 120}), db=":memory:")
+    run.search()                                     # 60 nodes > max_nodes: the heuristic
+    chosen = run.choose()
+    assert run.optimum.method.startswith("heuristic") and run.optimum.proven
+    assert chosen.levels == want.levels and chosen.metrics == pytest.approx(want.metrics)
+    assert set(run.result.satisfying) <= {n for n in exact.lattice.nodes() if exact.checker.evaluate(
+        exact.lattice.levels(n)).satisfied}
+    assert run.manifest()["search"]["proven_optimal"] is True
+
+
+def test_heuristic_out_of_time_releases_a_satisfying_node_and_says_it_is_not_proven():
+    clock_calls = iter(range(10 ** 6))
+    from sqlanon.heuristic import heuristic_search
+    run = Anonymization(adult_policy(8, {"k": 5, "max_suppression": 0.04}), db=":memory:")
+    # a clock that advances one second a call: the budget of 30 s runs out after a few dozen checks
+    result, optimum = heuristic_search(run.lattice, run.checker, "discernibility", 30.0,
+                                       clock=lambda: float(next(clock_calls)))
+    assert optimum is not None and not optimum.proven
+    assert result.satisfying and optimum.node in result.satisfying
+    assert run.checker.evaluate(run.lattice.levels(optimum.node)).satisfied
+    assert len(result.per_level) == 1 and result.per_level[0]["checked"] < run.lattice.size
+
+
+@pytest.mark.parametrize("search, field", [({"max_nodes": 0}, "search.max_nodes"),
+                                           ({"max_nodes": "many"}, "search.max_nodes"),
+                                           ({"time_limit_s": -1}, "search.time_limit_s"),
+                                           ({"time_limit": 5}, "search.time_limit"),
+                                           ("fast", "search")])
+def test_bad_search_options_name_the_field(search, field):
+    from sqlanon.errors import PolicyError
+    with pytest.raises(PolicyError, match=f"'{field}'"):
+        Anonymization(adult_policy(3, {"k": 2}, search=search), db=":memory:")
