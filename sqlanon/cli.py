@@ -252,20 +252,31 @@ def _label(run, qi: str, level: int, code: int) -> str:
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True)
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("--source", "source_table", default=None,
+              help="Table the script reads (default: the policy's source table).")
+@click.option("--steps", is_flag=True,
+              help="Print the statements of the search instead (mapping tables, frequency sets, node query), "
+                   "for reading: they need sqlanon's work tables.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def sql(policy, dialect, db, quiet):
-    """The SQL for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
-    transpiled by sqlglot: mapping tables, frequency sets, the node query, the release SELECT."""
+def sql(policy, dialect, db, source_table, steps, quiet):
+    """A script for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
+    transpiled by sqlglot: one self-contained SELECT whose rows are the release, runnable as it is on a
+    database holding only the source table (mapping tables inline as VALUES)."""
+    from .script import release_script
     from .sqlgen import policy_sql
+
+    def show(run):
+        click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
+
     if policy.lower().endswith(".json"):
         from .applying import open_manifest
         with open_manifest(policy, db=db) as run:
-            click.echo(policy_sql(run, dialect))
+            show(run)
         return
     with _run(policy, db, quiet) as run:
         run.choose()
-        click.echo(policy_sql(run, dialect))
+        show(run)
 
 
 @main.command()
