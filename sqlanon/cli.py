@@ -280,6 +280,36 @@ def sql(policy, dialect, db, source_table, steps, quiet):
 
 
 @main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--project", required=True, type=click.Path(file_okay=False),
+              help="The dbt project folder (holding dbt_project.yml).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True,
+              help="The SQL dialect of the project's warehouse.")
+@click.option("--source", "source_table", default=None, help="Table the model reads (default: the policy's).")
+@click.option("--source-schema", default=None, help="Schema of that table (default: the dbt target's schema).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
+    """Write a POLICY's (searched now) or a release MANIFEST's (.json) release into a dbt project: the model,
+    its source, and schema tests that fail when the model stops satisfying the policy."""
+    from .dbt import write_project
+
+    def write(run):
+        for path in write_project(run, project, dialect, source_table, source_schema):
+            click.echo(f"wrote {path}")
+
+    if policy.lower().endswith(".json"):
+        from .applying import open_manifest
+        with open_manifest(policy, db=db) as run:
+            write(run)
+        return
+    with _run(policy, db, quiet) as run:
+        run.choose()
+        write(run)
+
+
+@main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False))
 @click.option("--source", "new_source", required=True,
               help="The new rows: a table in --db, or a .csv / .parquet file.")
