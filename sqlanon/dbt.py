@@ -35,7 +35,13 @@ from sqlglot import exp
 
 from . import templates
 from .errors import PolicyError, UserError
-from .models import DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
+from .models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from .release import release_columns
 from .script import release_statement
 
@@ -85,9 +91,10 @@ def model_sql(run, dialect: str, source_name: str, table: str) -> str:
         raise PolicyError("quasi_identifiers", f"a hierarchy label contains {_SOURCE_PLACEHOLDER}; rename it")
     call = "{{ source(" + json.dumps(source_name) + ", " + json.dumps(table) + ") }}"
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
+    header = (f"-- written by sqlanon dbt: the release of {run.policy.path or 'a policy'} at {levels}; regenerate, "
+              "do not edit\n")
     return (f"{{{{ config(materialized='{materialized}') }}}}\n"
-            f"-- written by sqlanon dbt: the release of {run.policy.path or 'a policy'} at {levels}; regenerate, "
-            "do not edit\n" + _raw(parts[0]) + call + _raw(parts[1]) + "\n")
+            + _raw(header + parts[0]) + call + _raw(parts[1]) + "\n")
 
 
 def _criterion_tests(run, qis: list[str], source_ref: str) -> list[dict]:
