@@ -266,17 +266,23 @@ def sql(policy, dialect, db, source_table, steps, quiet):
     from .script import release_script
     from .sqlgen import policy_sql
 
-    def show(run):
+    with _chosen(policy, db, quiet) as run:
         click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
 
+
+def _chosen(policy: str, db, quiet: bool):
+    """A run at a release MANIFEST's recorded node (.json, no search) or at a POLICY's chosen node (searched
+    now); use it in a `with` block."""
     if policy.lower().endswith(".json"):
         from .applying import open_manifest
-        with open_manifest(policy, db=db) as run:
-            show(run)
-        return
-    with _run(policy, db, quiet) as run:
+        return open_manifest(policy, db=db)
+    run = _run(policy, db, quiet)
+    try:
         run.choose()
-        show(run)
+    except BaseException:
+        run.close()
+        raise
+    return run
 
 
 @main.command()
@@ -295,18 +301,9 @@ def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
     its source, and schema tests that fail when the model stops satisfying the policy."""
     from .dbt import write_project
 
-    def write(run):
+    with _chosen(policy, db, quiet) as run:
         for path in write_project(run, project, dialect, source_table, source_schema):
             click.echo(f"wrote {path}")
-
-    if policy.lower().endswith(".json"):
-        from .applying import open_manifest
-        with open_manifest(policy, db=db) as run:
-            write(run)
-        return
-    with _run(policy, db, quiet) as run:
-        run.choose()
-        write(run)
 
 
 @main.command()
