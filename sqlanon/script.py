@@ -74,6 +74,7 @@ def release_tree(run, source: str | None = None) -> exp.Select:
             maps[q.name] = map_cte_name(q.index)
             ctes.append((maps[q.name], _mapping_values(q, level)))
     tree = templates.parse(select_sql(policy, fs, result, map_names=maps, source=source))
+    assert isinstance(tree, exp.Select), "release_select.sql renders one SELECT"
     for name, body in ctes:
         tree = tree.with_(exp.TableAlias(this=exp.to_identifier(name, quoted=True)), as_=body, copy=False)
     return tree
