@@ -6,8 +6,10 @@ classes that sqlanon's own checker (`sqlanon check --node`, one privacy model at
 from __future__ import annotations
 
 import collections
+import csv
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -49,6 +51,13 @@ CASES = {
                             "privacy": {"k": 5, "max_suppression": 0.34,
                                         "l_diversity": {"variant": "distinct", "l": 2}},
                             "utility": "discernibility", "release": {"name": "hospital_supp"}},
+    # an entity key (a customer's orders count once), released so that the tests can count persons
+    "orders": {"source": {"csv": None, "table": "orders"}, "entity_key": "customer",
+               "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 2},
+                                     "age": {"hierarchy": "intervals", "widths": [10, 20]}},
+               "sensitive": ["item"], "privacy": {"k": 4, "l_diversity": {"variant": "distinct", "l": 3},
+                                                  "t_closeness": {"t": 0.35, "distance": "equal"}},
+               "utility": "discernibility", "release": {"name": "orders_rel", "keep": ["customer"]}},
 }
 TEST_OF = {"k": "sqlanon_k_anonymity", "l_diversity": "sqlanon_l_diversity", "t_closeness": "sqlanon_t_closeness"}
 
@@ -68,6 +77,7 @@ def dbt_exe() -> Path:
 def released(tmp_path_factory):
     """Per case: the policy file, a manifest of sqlanon's release, its rows and chosen levels (DuckDB)."""
     folder = tmp_path_factory.mktemp("dbt_release")
+    CASES["orders"]["source"]["csv"] = _write_orders(folder / "orders.csv")
     out = {}
     for name, policy in CASES.items():
         with Anonymization(load_policy(policy, base_dir=folder), db=":memory:") as run:
@@ -82,6 +92,19 @@ def released(tmp_path_factory):
             manifest.write_text(json.dumps(run.manifest(), default=str))
             out[name] = {"manifest": manifest, "rows": rows, "levels": dict(run.chosen.levels)}
     return out
+
+
+def _write_orders(path: Path) -> str:
+    """80 customers with 1 to 3 orders each: a zip code and an age per customer, an item per order."""
+    rng = random.Random(7)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["customer", "zip", "age", "item"])
+        for c in range(80):
+            zip_code, age = rng.choice(["13053", "13068", "14850", "14853", "14867"]), rng.randint(20, 69)
+            for _ in range(rng.randint(1, 3)):
+                w.writerow([f"c{c:02d}", zip_code, age, rng.choice(["shoes", "hat", "coat", "scarf"])])
+    return str(path)
 
 
 def _project(root: Path, profile: dict) -> Path:
@@ -171,6 +194,7 @@ def test_dbt_duckdb_model_is_the_release_and_tests_catch_a_broken_model(dbt_exe,
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")])
     con.execute("CREATE TABLE adult AS SELECT * FROM read_parquet(?)", [str(ADULT / "adult.parquet")])
+    con.execute("CREATE TABLE orders AS SELECT * FROM read_csv(?)", [CASES["orders"]["source"]["csv"]])
     con.close()
     project = _project(tmp_path / "project", {"type": "duckdb", "path": str(db)})
     result = _generate(released[name]["manifest"], project, "duckdb")
@@ -265,4 +289,8 @@ def test_not_a_dbt_project_and_untested_models_are_one_line(released, tmp_path):
         "k": 2, "l_diversity": {"variant": "entropy", "l": 1.5, "dont_care": ["Cancer"]}}}))
     result = CliRunner().invoke(main, ["dbt", str(policy), "--project", str(project), "-q"])
     _one_line_error(result, "privacy.l_diversity")
+    hidden_key = tmp_path / "hidden_key.yaml"      # persons cannot be counted in a model without their key
+    hidden_key.write_text(yaml.safe_dump({**CASES["orders"], "release": {"name": "orders_rel"}}))
+    result = CliRunner().invoke(main, ["dbt", str(hidden_key), "--project", str(project), "-q"])
+    _one_line_error(result, "add it to release.keep")
     assert not (project / MARKER).exists() and not (project / "models").exists()
