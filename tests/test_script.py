@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from sqlanon.anonymizer import Anonymization
 from sqlanon.cli import main
 from sqlanon.policy import load_policy
+from sqlanon.script import release_script
 
 from conftest import ADULT, HOSPITAL, adult_policy
 from test_engines import HOSPITAL_QIS, postgres, spark  # noqa: F401  (session fixtures)
@@ -170,3 +171,15 @@ def test_spark_runs_the_script_as_it_is(spark, released, name):  # noqa: F811
     assert statement.endswith(";")
     got = _rows(spark.sql(statement[:-1]).collect())
     assert got == want
+
+
+def test_a_query_source_becomes_a_cte(tmp_path):
+    query = f"SELECT * FROM read_csv('{HOSPITAL / 'hospital.csv'}') WHERE condition <> 'Cancer'"
+    policy = dict(_hospital({"k": 2}), source={"query": query})
+    with Anonymization(load_policy(policy, base_dir=tmp_path), db=":memory:") as run:
+        run.choose()
+        run.materialize()
+        want = _rows(run.backend.fetchall("select_all.sql", relation="rel"))
+        script = release_script(run, "duckdb")
+    assert '"__sqlanon_source" AS (' in script and sum(want.values()) == 7
+    assert _rows(duckdb.connect().execute(script).fetchall()) == want     # an empty database: the query reads the file
