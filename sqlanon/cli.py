@@ -261,20 +261,58 @@ def _label(run, qi: str, level: int, code: int) -> str:
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True)
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("--source", "source_table", default=None,
+              help="Table the script reads (default: the policy's source table).")
+@click.option("--steps", is_flag=True,
+              help="Print the statements of the search instead (mapping tables, frequency sets, node query), "
+                   "for reading: they need sqlanon's work tables.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def sql(policy, dialect, db, quiet):
-    """The SQL for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
-    transpiled by sqlglot: mapping tables, frequency sets, the node query, the release SELECT."""
+def sql(policy, dialect, db, source_table, steps, quiet):
+    """A script for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
+    transpiled by sqlglot: one self-contained SELECT whose rows are the release, runnable as it is on a
+    database holding only the source table (mapping tables inline as VALUES)."""
+    from .script import release_script
     from .sqlgen import policy_sql
+
+    with _chosen(policy, db, quiet) as run:
+        click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
+
+
+def _chosen(policy: str, db, quiet: bool):
+    """A run at a release MANIFEST's recorded node (.json, no search) or at a POLICY's chosen node (searched
+    now); use it in a `with` block."""
     if policy.lower().endswith(".json"):
         from .applying import open_manifest
-        with open_manifest(policy, db=db) as run:
-            click.echo(policy_sql(run, dialect))
-        return
-    with _run(policy, db, quiet) as run:
+        return open_manifest(policy, db=db)
+    run = _run(policy, db, quiet)
+    try:
         run.choose()
-        click.echo(policy_sql(run, dialect))
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--project", required=True, type=click.Path(file_okay=False),
+              help="The dbt project folder (holding dbt_project.yml).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True,
+              help="The SQL dialect of the project's warehouse.")
+@click.option("--source", "source_table", default=None, help="Table the model reads (default: the policy's).")
+@click.option("--source-schema", default=None, help="Schema of that table (default: the dbt target's schema).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
+    """Write a POLICY's (searched now) or a release MANIFEST's (.json) release into a dbt project: the model,
+    its source, and schema tests that fail when the model stops satisfying the policy."""
+    from .dbt import write_project
+
+    with _chosen(policy, db, quiet) as run:
+        for path in write_project(run, project, dialect, source_table, source_schema):
+            click.echo(f"wrote {path}")
 
 
 @main.command()

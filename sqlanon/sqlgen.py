@@ -1,8 +1,9 @@
-"""`sqlanon sql`: the statements of a run, transpiled by sqlglot to another SQL dialect.
+"""`sqlanon sql --steps`: the statements of a run, transpiled by sqlglot to another SQL dialect.
 
-Printed in the order they run: the mapping tables (DDL and their rows), the bottom and wide frequency
-sets, the query of the chosen lattice node, and the generalizing SELECT of the release, which can be
-pasted into a scheduled query or a dbt model.
+Printed in the order they run, for reading: the mapping tables (DDL and their rows), the bottom and
+wide frequency sets, the query of the chosen lattice node, and the generalizing SELECT of the release.
+They need sqlanon's work tables; the script to schedule is `sqlanon.script` (`sqlanon sql` without
+`--steps`), which needs only the source table.
 """
 from __future__ import annotations
 

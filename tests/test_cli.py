@@ -103,7 +103,7 @@ def test_lattice_and_sql(tmp_path):
     # Figure 2 of the TKDD paper is the only minimal 4-anonymous node (see test_hospital.py)
     assert [m["levels"] for m in data["minimal"]] == [{"zip_code": 1, "age": 1, "nationality": 1}]
     for dialect in ("postgres", "spark", "trino", "bigquery", "snowflake"):
-        sql = _invoke(["sql", policy, "--dialect", dialect, "-q"])
+        sql = _invoke(["sql", policy, "--dialect", dialect, "-q", "--steps"])
         assert sql.exit_code == 0, sql.output
         assert "GROUP BY" in sql.output.upper() and "hospital" in sql.output
 
@@ -113,8 +113,8 @@ def test_sql_from_a_manifest_is_the_released_transformation_without_a_search(tmp
     policy = _policy(tmp_path, db)
     manifest = tmp_path / "m.json"
     assert _invoke(["anonymize", policy, "--json", str(manifest), "-q"]).exit_code == 0
-    from_policy = _invoke(["sql", policy, "--dialect", "postgres", "-q"])
-    from_manifest = _invoke(["sql", str(manifest), "--dialect", "postgres"])
+    from_policy = _invoke(["sql", policy, "--dialect", "postgres", "-q", "--steps"])
+    from_manifest = _invoke(["sql", str(manifest), "--dialect", "postgres", "--steps"])
     assert from_manifest.exit_code == 0, from_manifest.output
     release = lambda out: out.split("-- the release: the generalizing SELECT")[1]  # noqa: E731
     assert release(from_manifest.output) == release(from_policy.output)

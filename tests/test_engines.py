@@ -471,7 +471,7 @@ def test_check_of_a_postgres_release_reads_the_same_server(postgres, tmp_path):
     report = json.loads(result.output)
     assert (report["rows"], report["classes"], report["achieved"]["k"]) == (12, 3, 4)
     assert _cli(["check", policy]).exit_code == 3          # the source itself is not 4-anonymous
-    sql = _cli(["sql", policy, "--dialect", "postgres", "-q"])
+    sql = _cli(["sql", policy, "--dialect", "postgres", "-q", "--steps"])
     assert 'CREATE TEMPORARY TABLE "__sqlanon_fs"' in sql.output and "CREATE OR REPLACE TEMPORARY" not in sql.output
 
 
