@@ -21,6 +21,7 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
+from .models.risk import enforce_table_criteria
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
@@ -58,6 +59,9 @@ class NodeChecker:
                 a = self.attribute[id(c)]
                 if a not in self.needed:
                     self.needed.append(a)
+        # models of the whole release's class sizes (average risk, records at risk): applied after the
+        # per-block models, they may suppress further classes (`sqlanon.models.risk`)
+        self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
         self.evaluated = 0
 
     @property
@@ -150,7 +154,9 @@ class NodeChecker:
         min_distinct = self.min_distinct if exact else {}
         if bounds_hold and not exact:      # these nodes passed `monotone_part`: its bounds hold already
             min_size = 1
-        if exact or min_size > 1 or min_distinct:
+        # no model needs sensitive counts (k with table-level risk models): the block sizes decide the node
+        sizes_decide = not self.needed and not exact
+        if exact or sizes_decide or min_size > 1 or min_distinct:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
@@ -160,7 +166,9 @@ class NodeChecker:
                     for attribute, l in min_distinct.items():
                         below |= counts.distinct[attribute] < l
                     fits = int(counts.sizes[below].sum()) <= self.budget
-                    if exact or not fits:
+                    if sizes_decide:
+                        out[idx] = self._judge(nodes[idx], counts).satisfied
+                    elif exact or not fits:
                         out[idx] = fits
                     else:
                         survivors.append(idx)
@@ -207,6 +215,7 @@ class NodeChecker:
                         ok[lo:hi] &= c.block_ok(dense)
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
+        ok = enforce_table_criteria(self.table_criteria, counts.sizes, ok)
         suppressed = int(counts.sizes[~ok].sum())
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)
 

@@ -11,13 +11,12 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import ADULT, adult_policy
 from scipy import optimize, stats
 
 from sqlanon.cli import main
 from sqlanon.risk import estimators, measures
 from sqlanon.risk.cli import risk_of
-
-from conftest import ADULT, adult_policy
 
 QIS4 = ["age", "sex", "race", "marital_status"]
 

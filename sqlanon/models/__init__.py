@@ -5,6 +5,9 @@
                  pd-recursive and npd-recursive l-diversity; multi-attribute l-diversity
                  (`DistinctLDiversity`, `EntropyLDiversity`, `RecursiveCLDiversity`)
 - `tcloseness`:  t-closeness with the Earth Mover's Distance (`TCloseness`)
+- `likeness`:    beta-likeness (basic, enhanced) and delta-disclosure privacy (`BetaLikeness`, `DeltaDisclosure`)
+- `risk`:        re-identification risk of the whole release: average risk, records at risk
+                 (`AverageRisk`, `RecordsAtRisk`; table-level, see `sqlanon.models.risk`)
 
 `criteria_from_policy` turns a policy's ``privacy:`` mapping into a list of criteria::
 
@@ -13,6 +16,10 @@
       l_diversity: {variant: distinct|entropy|recursive, l: 3, c: 3, dont_care: [values...],
                     no_negative_disclosure: {c2: 5, values: [...]}, attribute: occupation|all}
       t_closeness: {t: 0.2, distance: equal|ordered|hierarchical, attribute: occupation|all}
+      beta_likeness: {beta: 1.0, variant: basic|enhanced, attribute: occupation|all}
+      delta_disclosure: {delta: 1.5, attribute: occupation|all}
+      average_risk: 0.05                                  # classes / rows of the release
+      records_at_risk: {threshold: 0.2, max_fraction: 0.01}
       max_suppression: 0.0
 
 Every model is monotone under generalization (merging blocks keeps it). With tuple suppression
@@ -29,15 +36,22 @@ from ..errors import PolicyError
 from .base import Criterion, SensitiveDomain
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, multi_attribute_ok
+from .likeness import BETA_VARIANTS, BetaLikeness, DeltaDisclosure
+from .risk import AverageRisk, RecordsAtRisk
 from .tcloseness import DISTANCES, TCloseness
 
 __all__ = [
     "Criterion", "SensitiveDomain", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
     "RecursiveCLDiversity", "TCloseness", "multi_attribute_ok", "criteria_from_policy",
-    "PRIVACY_KEYS", "L_DIVERSITY_KEYS", "T_CLOSENESS_KEYS", "L_VARIANTS",
+    "PRIVACY_KEYS", "L_DIVERSITY_KEYS", "T_CLOSENESS_KEYS", "L_VARIANTS", "BetaLikeness", "DeltaDisclosure",
+    "AverageRisk", "RecordsAtRisk",
 ]
 
-PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "max_suppression")
+PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
+                "records_at_risk", "max_suppression")
+BETA_KEYS = ("beta", "variant", "attribute")
+DELTA_KEYS = ("delta", "attribute")
+RECORDS_AT_RISK_KEYS = ("threshold", "max_fraction")
 L_DIVERSITY_KEYS = ("variant", "l", "c", "dont_care", "no_negative_disclosure", "attribute")
 NPD_KEYS = ("c2", "values")
 T_CLOSENESS_KEYS = ("t", "distance", "attribute")
@@ -245,6 +259,60 @@ def _t_closeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     return out
 
 
+def _beta_likeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
+    F = "privacy.beta_likeness"
+    spec = _mapping(spec, F, "{beta: 1.0, variant: enhanced}")
+    _unknown(spec, BETA_KEYS, F)
+    if "beta" not in spec:
+        raise PolicyError(f"{F}.beta", "missing; give the largest relative gain of a value's frequency in a "
+                          "block over the table, a number > 0, for example beta: 1.0")
+    beta = _number(spec["beta"], f"{F}.beta", "a number > 0 (the largest relative gain (q - p) / p)")
+    if beta <= 0:
+        raise PolicyError(f"{F}.beta", f"must be a number > 0; got {beta}")
+    variant = spec.get("variant", "basic")
+    if variant not in BETA_VARIANTS:
+        raise PolicyError(f"{F}.variant", f"must be one of {', '.join(BETA_VARIANTS)}; got {variant!r}")
+    targets, _ = _attributes(spec, domains, F)
+    return [BetaLikeness(beta, d, variant) for d in targets]
+
+
+def _delta_disclosure(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
+    F = "privacy.delta_disclosure"
+    spec = _mapping(spec, F, "{delta: 1.5}")
+    _unknown(spec, DELTA_KEYS, F)
+    if "delta" not in spec:
+        raise PolicyError(f"{F}.delta", "missing; give the bound on |ln(block frequency / table frequency)|, "
+                          "a number > 0, for example delta: 1.5")
+    delta = _number(spec["delta"], f"{F}.delta", "a number > 0")
+    if delta <= 0:
+        raise PolicyError(f"{F}.delta", f"must be a number > 0; got {delta}")
+    targets, _ = _attributes(spec, domains, F)
+    return [DeltaDisclosure(delta, d) for d in targets]
+
+
+def _average_risk(v) -> AverageRisk:
+    r = _number(v, "privacy.average_risk", "a number above 0 and at most 1 (classes / rows of the release)")
+    if not 0 < r <= 1:
+        raise PolicyError("privacy.average_risk", f"must be above 0 and at most 1; got {r}")
+    return AverageRisk(r)
+
+
+def _records_at_risk(spec) -> RecordsAtRisk:
+    F = "privacy.records_at_risk"
+    spec = _mapping(spec, F, "{threshold: 0.2, max_fraction: 0.01}")
+    _unknown(spec, RECORDS_AT_RISK_KEYS, F)
+    t = _number(spec.get("threshold", 0.2), f"{F}.threshold", "a risk above 0 and at most 1 (1 / class size)")
+    if not 0 < t <= 1:
+        raise PolicyError(f"{F}.threshold", f"must be above 0 and at most 1; got {t}")
+    if "max_fraction" not in spec:
+        raise PolicyError(f"{F}.max_fraction", "missing; give the largest fraction of released records whose "
+                          "risk is above the threshold, for example max_fraction: 0.01")
+    a = _number(spec["max_fraction"], f"{F}.max_fraction", "a fraction, at least 0 and below 1")
+    if not 0 <= a < 1:
+        raise PolicyError(f"{F}.max_fraction", f"must be at least 0 and below 1; got {a}")
+    return RecordsAtRisk(t, a)
+
+
 def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     """The criteria a policy's ``privacy:`` mapping asks for, after validating every field.
 
@@ -267,6 +335,14 @@ def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> 
         out.extend(_l_diversity(privacy["l_diversity"], domains))
     if privacy.get("t_closeness") is not None:
         out.extend(_t_closeness(privacy["t_closeness"], domains))
+    if privacy.get("beta_likeness") is not None:
+        out.extend(_beta_likeness(privacy["beta_likeness"], domains))
+    if privacy.get("delta_disclosure") is not None:
+        out.extend(_delta_disclosure(privacy["delta_disclosure"], domains))
+    if privacy.get("average_risk") is not None:
+        out.append(_average_risk(privacy["average_risk"]))
+    if privacy.get("records_at_risk") is not None:
+        out.append(_records_at_risk(privacy["records_at_risk"]))
     if "max_suppression" in privacy and privacy["max_suppression"] is not None:
         s = _number(privacy["max_suppression"], "privacy.max_suppression",
                     "a fraction of the rows, at least 0 and below 1")

@@ -12,5 +12,14 @@ from .analysis import Key, histogram, node_keys, plain_keys, risk_report
 from .estimators import population_uniques
 from .measures import journalist, prosecutor, summary
 
-__all__ = ["Key", "histogram", "node_keys", "plain_keys", "risk_report", "population_uniques", "journalist",
-           "prosecutor", "summary"]
+__all__ = [
+           "Key",
+           "histogram",
+           "journalist",
+           "node_keys",
+           "plain_keys",
+           "population_uniques",
+           "prosecutor",
+           "risk_report",
+           "summary",
+]

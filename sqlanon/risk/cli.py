@@ -72,7 +72,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     _positive(sampling_fraction, "--sampling-fraction", 1.0)
     pol = load_policy(policy_path)
     qis = list(pol.quasi_identifiers)
-    options = dict(threshold=threshold, population_size=population_size, sampling_fraction=sampling_fraction)
+    options = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
     what = {"source": pol.source.label}
     levels = None
     relation = None

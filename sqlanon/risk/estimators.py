@@ -237,6 +237,6 @@ def population_uniques(sizes, counts, population: float) -> dict:
         else:
             model = "zayatz"
         value = float(estimates[model]) if math.isfinite(estimates[model]) else 0.0
-    return {"model": model, "estimate": value, "fraction": value / N, "population_size": int(round(N)),
+    return {"model": model, "estimate": value, "fraction": value / N, "population_size": round(N),
             "sampling_fraction": f,
             "estimates": {m: (float(v) if math.isfinite(v) else None) for m, v in estimates.items()}}

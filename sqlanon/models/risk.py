@@ -1,0 +1,133 @@
+"""Re-identification risk as privacy models: bounds on the prosecutor risk of the whole release.
+
+- average risk (ARX's ``AverageReidentificationRisk``; El Emam, "Guide to the De-Identification of
+  Personal Health Information", 2013, the average prosecutor risk): the mean over released records of
+  1 / (size of the record's class) = classes / rows <= `max_risk`.
+- records at risk (the same criterion's second and third parameters in ARX): the fraction of released
+  records in classes whose risk 1/size is strictly above `threshold` <= `max_fraction`.
+
+Both are functions of the released class sizes only (`needs_sensitive` False), and of all of them at
+once: not a per-block test. The checker first suppresses the blocks other models reject, then asks
+`enforce_table_criteria` which further classes the release must lose: the smallest first (they carry
+the highest risk; removing a class smaller than the mean class size lowers classes/rows, and removing
+an at-risk class lowers the at-risk fraction), as few as make every table-level criterion hold. A node
+satisfies the policy when all the suppressed rows fit the budget.
+
+Monotone without suppression: generalizing (or projecting to fewer attributes) merges classes, so the
+number of classes falls while the rows stay, and a merged class is at risk only when all its parts
+were. With suppression the predicate is not monotone in general (which classes another model rejects
+changes with the node), so the search uses the monotone necessary part of the other models and checks
+every candidate with the full predicate (`sqlanon.search`), exactly as for l-diversity with suppression.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Criterion
+
+TOL = 1e-12
+
+
+class TableCriterion(Criterion):
+    """A model of the whole release's class sizes. `block_ok` passes every block (nothing is decided per
+    block); `holds_after` says, for each number p of smallest classes removed, whether the model holds."""
+
+    needs_sensitive = False
+    table_level = True
+
+    def block_ok(self, counts: np.ndarray) -> np.ndarray:
+        return np.ones(len(np.asarray(counts)), dtype=bool)
+
+    def holds_after(self, sorted_sizes: np.ndarray) -> np.ndarray:
+        """(L + 1,) booleans: does the model hold once the p smallest of these L classes are removed?"""
+        raise NotImplementedError
+
+    def achieved(self, counts: np.ndarray) -> dict:
+        sizes = np.asarray(counts, dtype=np.float64).sum(axis=1) if np.ndim(counts) == 2 else np.asarray(counts)
+        return self.value(sizes)
+
+    def value(self, sizes: np.ndarray) -> dict:
+        return {}
+
+
+def _after(sorted_sizes: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Rows left (of all classes, or of the masked ones) after removing the p smallest, p = 0..L."""
+    s = np.asarray(sorted_sizes, dtype=np.int64)
+    if mask is not None:
+        s = np.where(mask, s, 0)
+    return s.sum() - np.concatenate([[0], np.cumsum(s)])
+
+
+class AverageRisk(TableCriterion):
+    """Average prosecutor re-identification risk (classes / rows of the release) <= max_risk."""
+
+    name = "average_risk"
+
+    def __init__(self, max_risk: float):
+        if not 0 < max_risk <= 1:
+            raise ValueError("the average risk bound must be in (0, 1]")
+        self.max_risk = float(max_risk)
+
+    def holds_after(self, sorted_sizes: np.ndarray) -> np.ndarray:
+        L = len(sorted_sizes)
+        classes = L - np.arange(L + 1)
+        rows = _after(sorted_sizes)
+        return (classes <= (self.max_risk + TOL) * rows) | (rows == 0)
+
+    def value(self, sizes) -> dict:
+        rows = float(np.sum(sizes))
+        return {"average_risk": len(sizes) / rows if rows else 0.0}
+
+    def describe(self) -> str:
+        return f"average re-identification risk <= {self.max_risk:g}"
+
+
+class RecordsAtRisk(TableCriterion):
+    """Fraction of records whose prosecutor risk 1/size is above `threshold` <= max_fraction."""
+
+    name = "records_at_risk"
+
+    def __init__(self, threshold: float, max_fraction: float):
+        if not 0 < threshold <= 1 or not 0 <= max_fraction < 1:
+            raise ValueError("threshold must be in (0, 1] and the fraction in [0, 1)")
+        self.threshold = float(threshold)
+        self.max_fraction = float(max_fraction)
+
+    def risky(self, sizes) -> np.ndarray:
+        return np.asarray(sizes, dtype=np.float64) * self.threshold < 1.0
+
+    def holds_after(self, sorted_sizes: np.ndarray) -> np.ndarray:
+        rows = _after(sorted_sizes)
+        risky = _after(sorted_sizes, self.risky(sorted_sizes))
+        return risky <= (self.max_fraction + TOL) * rows
+
+    def min_block_size(self) -> int:
+        return 1
+
+    def value(self, sizes) -> dict:
+        sizes = np.asarray(sizes)
+        rows = float(sizes.sum())
+        return {"records_at_risk": float(sizes[self.risky(sizes)].sum()) / rows if rows else 0.0}
+
+    def describe(self) -> str:
+        return f"records with risk > {self.threshold:g} <= {self.max_fraction:g}"
+
+
+def enforce_table_criteria(criteria: list[TableCriterion], sizes: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """The blocks the release keeps once the table-level criteria hold: `ok` (the blocks other models keep)
+    minus the fewest smallest of them (ties by block order) after which every criterion holds.
+
+    When no number of removals makes them hold, every block is dropped, so the node exceeds any budget.
+    """
+    if not criteria:
+        return ok
+    kept = np.flatnonzero(ok)
+    order = kept[np.argsort(sizes[kept], kind="stable")]
+    sorted_sizes = sizes[order]
+    holds = np.ones(len(order) + 1, dtype=bool)
+    for c in criteria:
+        holds &= c.holds_after(sorted_sizes)
+    p = int(np.argmax(holds)) if holds.any() else len(order)
+    out = ok.copy()
+    out[order[:p]] = False
+    return out

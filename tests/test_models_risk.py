@@ -1,0 +1,172 @@
+"""The risk and likeness models: hand-computed examples, the search against brute force with and without
+suppression, and the decisions against pandas over the generalized rows."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sqlanon.anonymizer import Anonymization
+from sqlanon.errors import PolicyError
+from sqlanon.models import criteria_from_policy
+from sqlanon.models.base import SensitiveDomain
+from sqlanon.models.likeness import BetaLikeness, DeltaDisclosure
+from sqlanon.models.risk import AverageRisk, RecordsAtRisk, enforce_table_criteria
+
+from conftest import ADULT, adult_policy
+
+# classes of sizes 1, 1, 2, 5 (9 rows), smallest first; entry p: the p smallest removed
+HOLDS_AFTER = [
+    (AverageRisk(0.4), [False, True, True, True, True]),      # 4/9, 3/8, 2/7, 1/5, empty
+    (AverageRisk(4 / 9), [True] * 5),                          # exactly at the bound
+    (AverageRisk(0.1), [False, False, False, False, True]),
+    (RecordsAtRisk(0.2, 0.25), [False, False, False, True, True]),   # at risk 4/9, 3/8, 2/7, 0/5
+    (RecordsAtRisk(0.5, 0.25), [True, True, True, True, True]),      # at risk (size 1 only) 2/9 <= .25
+    (RecordsAtRisk(0.5, 0.2), [False, True, True, True, True]),      # 2/9 > .2, 1/8 <= .2
+]
+
+
+@pytest.mark.parametrize("criterion, expected", HOLDS_AFTER, ids=[f"{c.describe()}" for c, _ in HOLDS_AFTER])
+def test_table_criteria_after_removing_the_smallest_classes(criterion, expected):
+    assert criterion.holds_after(np.array([1, 1, 2, 5])).tolist() == expected
+
+
+ENFORCE = [
+    # sizes, ok before, criteria, ok after
+    ([5, 1, 2, 1], [1, 1, 1, 1], [AverageRisk(0.4)], [1, 0, 1, 1]),           # the first of the two uniques
+    ([5, 1, 2, 1], [1, 0, 1, 1], [AverageRisk(0.4)], [1, 0, 1, 1]),           # already 3/8
+    ([5, 1, 2, 1], [1, 1, 1, 1], [RecordsAtRisk(0.2, 0.25)], [1, 0, 0, 0]),
+    ([5, 1, 2, 1], [1, 1, 1, 1], [AverageRisk(0.4), RecordsAtRisk(0.5, 0.2)], [1, 0, 1, 1]),
+    ([3, 3], [1, 1], [AverageRisk(0.1)], [0, 0]),                             # never: everything goes
+]
+
+
+@pytest.mark.parametrize("sizes, ok, criteria, expected", ENFORCE)
+def test_enforce_table_criteria(sizes, ok, criteria, expected):
+    out = enforce_table_criteria(criteria, np.array(sizes), np.array(ok, dtype=bool))
+    assert out.astype(int).tolist() == expected
+
+
+DOMAIN = SensitiveDomain("s", ("a", "b", "c"), totals=np.array([50, 30, 20]))   # p = .5, .3, .2
+HALVES = SensitiveDomain("s", ("a", "b", "c"), totals=np.array([50, 25, 25]))   # p = .5, .25, .25
+LIKENESS = [
+    # criterion, block counts, passes?
+    (BetaLikeness(0.25, DOMAIN), [2, 1, 1], True),          # gains 0, 0, (.25 - .2) / .2 = .25
+    (BetaLikeness(0.2, DOMAIN), [2, 1, 1], False),
+    (BetaLikeness(5, DOMAIN), [0, 0, 4], True),             # gain (1 - .2) / .2 = 4
+    (BetaLikeness(5, DOMAIN, "enhanced"), [0, 0, 4], False),  # cap min(5, -ln .2 = 1.609)
+    (BetaLikeness(5, DOMAIN, "enhanced"), [4, 0, 0], False),  # gain 1 > -ln .5 = .693
+    (BetaLikeness(0.7, DOMAIN, "enhanced"), [3, 1, 0], True),  # gain .75/.5 - 1 = .5 <= min(.7, .693)
+    (DeltaDisclosure(0.23, DOMAIN), [2, 1, 1], True),       # max |ln q/p| = ln 1.25 = .2231
+    (DeltaDisclosure(0.22, DOMAIN), [2, 1, 1], False),
+    (DeltaDisclosure(math.log(2), HALVES), [1, 2, 1], False),   # strict: |ln(.25/.5)| = |ln(.5/.25)| = ln 2
+    (DeltaDisclosure(math.log(2) + 1e-9, HALVES), [1, 2, 1], True),
+    (DeltaDisclosure(10, DOMAIN), [1, 1, 0], False),        # a value missing: ln 0
+]
+
+
+@pytest.mark.parametrize("criterion, counts, passes", LIKENESS, ids=[f"{c.describe()} {n}" for c, n, _ in LIKENESS])
+def test_likeness_on_hand_computed_blocks(criterion, counts, passes):
+    assert criterion.block_ok(np.array([counts])).tolist() == [passes]
+
+
+def test_achieved_values():
+    assert BetaLikeness(1, DOMAIN).achieved(np.array([[2, 1, 1], [0, 1, 1]]))["beta"] == pytest.approx(1.5)
+    assert DeltaDisclosure(1, DOMAIN).achieved(np.array([[2, 1, 1]]))["delta"] == pytest.approx(math.log(1.25))
+    assert DeltaDisclosure(1, DOMAIN).min_distinct_values() == 3
+
+
+@pytest.mark.parametrize("privacy, field", [
+    ({"average_risk": 0}, "privacy.average_risk"),
+    ({"average_risk": "low"}, "privacy.average_risk"),
+    ({"records_at_risk": {"threshold": 0.2}}, "privacy.records_at_risk.max_fraction"),
+    ({"records_at_risk": {"threshold": 2, "max_fraction": 0.1}}, "privacy.records_at_risk.threshold"),
+    ({"records_at_risk": {"max_fraction": 0.1, "limit": 3}}, "privacy.records_at_risk.limit"),
+    ({"beta_likeness": {"variant": "basic"}}, "privacy.beta_likeness.beta"),
+    ({"beta_likeness": {"beta": 1, "variant": "strong"}}, "privacy.beta_likeness.variant"),
+    ({"delta_disclosure": {"delta": -1}}, "privacy.delta_disclosure.delta"),
+])
+def test_policy_errors_name_the_field(privacy, field):
+    with pytest.raises(PolicyError) as e:
+        criteria_from_policy(privacy, {"s": DOMAIN})
+    assert field in str(e.value)
+
+
+# (name, privacy, sensitive) on Adult's first 4 quasi-identifiers: some nodes pass, some fail
+MODELS = [
+    ("average risk", {"average_risk": 0.003}, None),
+    ("records at risk", {"records_at_risk": {"threshold": 0.05, "max_fraction": 0.005}}, None),
+    ("k + average risk with suppression", {"k": 3, "average_risk": 0.004, "max_suppression": 0.02}, None),
+    ("average risk with suppression", {"average_risk": 0.002, "max_suppression": 0.01}, None),
+    ("records at risk with suppression", {"records_at_risk": {"threshold": 0.05, "max_fraction": 0.002},
+                                          "max_suppression": 0.01}, None),
+    ("basic beta", {"beta_likeness": {"beta": 6}}, None),
+    ("enhanced beta", {"beta_likeness": {"beta": 10, "variant": "enhanced"}}, None),
+    ("beta with suppression", {"beta_likeness": {"beta": 4}, "max_suppression": 0.03}, None),
+    ("delta disclosure", {"delta_disclosure": {"delta": 0.6}}, ["salary"]),
+    ("delta with suppression", {"delta_disclosure": {"delta": 0.5}, "max_suppression": 0.03}, ["salary"]),
+    ("k + beta + average risk", {"k": 2, "beta_likeness": {"beta": 8}, "average_risk": 0.01}, None),
+]
+
+
+@pytest.mark.parametrize("name, privacy, sensitive", MODELS, ids=[m[0] for m in MODELS])
+def test_incognito_equals_brute_force(name, privacy, sensitive):
+    policy = adult_policy(4, privacy)
+    if sensitive is not None:
+        policy["sensitive"] = sensitive
+    found = Anonymization(policy, db=":memory:").search("incognito")
+    reference = Anonymization(policy, db=":memory:").search("brute_force")
+    assert found.minimal == reference.minimal
+    assert found.satisfying == reference.satisfying
+    assert found.minimal, "each case is chosen so that some node satisfies"
+    assert len(found.satisfying) < found.lattice.size, "and some node fails"
+
+
+def _generalized(run, node) -> pd.DataFrame:
+    """The source generalized to a node in pandas, through the hierarchies' own label tables."""
+    frame = pd.read_parquet(ADULT / "adult.parquet")
+    out = pd.DataFrame(index=frame.index)
+    for q, level in zip(run.lattice.names, node):
+        h = run.fs.qi(q).hierarchy
+        labels = dict(zip((str(v) for v in h.values), h.labels[level]))
+        out[q] = frame[q].astype(str).map(labels)
+    out["occupation"] = frame["occupation"]
+    return out
+
+
+def test_decisions_equal_pandas_on_every_node():
+    """Without suppression: average risk, records at risk and basic beta-likeness, node by node, against
+    the generalized rows grouped in pandas."""
+    policy = adult_policy(4, {"average_risk": 0.003, "records_at_risk": {"threshold": 0.05, "max_fraction": 0.01},
+                              "beta_likeness": {"beta": 10}})
+    with Anonymization(policy, db=":memory:") as run:
+        satisfying = run.search("brute_force").satisfying
+        p = pd.read_parquet(ADULT / "adult.parquet")["occupation"].value_counts(normalize=True)
+        for node in itertools.product(*(range(h + 1) for h in run.lattice.heights)):
+            g = _generalized(run, node)
+            sizes = g.groupby(list(run.lattice.names)).size()
+            average = len(sizes) / len(g) <= 0.003
+            at_risk = sizes[sizes < 20].sum() / len(g) <= 0.01
+            q = g.groupby(list(run.lattice.names))["occupation"].value_counts(normalize=True)
+            gain = ((q - p.reindex(q.index.get_level_values(-1)).to_numpy()) /
+                    p.reindex(q.index.get_level_values(-1)).to_numpy())
+            beta = gain.max() <= 10 + 1e-12
+            assert (node in satisfying) == (average and at_risk and beta), node
+
+
+def test_suppression_for_average_risk_drops_the_smallest_classes():
+    policy = adult_policy(4, {"average_risk": 0.002, "max_suppression": 0.01})
+    with Anonymization(policy, db=":memory:") as run:
+        run.search()
+        chosen = run.choose()
+        res = chosen.result
+        kept = res.counts.sizes[res.ok]
+        assert len(kept) / kept.sum() <= 0.002
+        if res.suppressed_rows:
+            # every suppressed class is at most as large as every kept one
+            assert res.counts.sizes[~res.ok].max() <= kept.min()
+        assert res.suppressed_rows <= run.checker.budget
+        assert run.achieved(res)["average_risk"] == pytest.approx(len(kept) / kept.sum())
