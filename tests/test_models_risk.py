@@ -14,7 +14,7 @@ from sqlanon.errors import PolicyError
 from sqlanon.models import criteria_from_policy
 from sqlanon.models.base import SensitiveDomain
 from sqlanon.models.likeness import BetaLikeness, DeltaDisclosure
-from sqlanon.models.risk import AverageRisk, RecordsAtRisk, enforce_table_criteria
+from sqlanon.models.risk import AverageRisk, KMapEstimated, RecordsAtRisk, enforce_table_criteria
 
 from conftest import ADULT, adult_policy
 
@@ -170,3 +170,31 @@ def test_suppression_for_average_risk_drops_the_smallest_classes():
             assert res.counts.sizes[~res.ok].max() <= kept.min()
         assert res.suppressed_rows <= run.checker.budget
         assert run.achieved(res)["average_risk"] == pytest.approx(len(kept) / kept.sum())
+
+
+KMAP = [
+    # k, f, significance, estimator, derived k'
+    (10, 0.01, 0.01, "poisson", 2),                   # X ~ Poisson(.1): P(X >= 2) = .0047 <= .01
+    (10, 0.01, 0.01, "zero_truncated_poisson", 3),    # P(X >= 2 | X >= 1) = .049 > .01
+    (100, 0.1, 0.01, "poisson", 19),                  # Poisson(10): P(X >= 19) = .0072, P(X >= 18) = .0143
+    (5, 1.0, 0.01, "poisson", 5),                     # capped at k
+]
+
+
+@pytest.mark.parametrize("k, f, alpha, estimator, derived", KMAP)
+def test_kmap_derived_k(k, f, alpha, estimator, derived):
+    from scipy import stats
+    c = KMapEstimated(k, f, alpha, estimator)
+    assert c.k == derived
+    if derived < k:
+        tail = stats.poisson.sf(derived - 1, f * k)
+        before = stats.poisson.sf(derived - 2, f * k)
+        if estimator != "poisson":
+            tail, before = tail / stats.poisson.sf(0, f * k), before / stats.poisson.sf(0, f * k)
+        assert tail <= alpha < before
+
+
+def test_kmap_in_the_search_is_the_derived_k_anonymity():
+    kmap = Anonymization(adult_policy(4, {"k_map": {"k": 100, "sampling_fraction": 0.1}}), db=":memory:").search()
+    k19 = Anonymization(adult_policy(4, {"k": 19}), db=":memory:").search()
+    assert kmap.satisfying == k19.satisfying and kmap.minimal

@@ -47,6 +47,10 @@ def test_journalist_on_hand_computed_pairs():
     assert j["journalist"]["average"] == pytest.approx((1 / 4 + 2 / 2 + 3 / 10) / 6)
     assert j["journalist"]["records_at_risk"] == pytest.approx((1 + 2) / 6)      # F = 4 and 2 are < 5
     assert j["marketer"] == pytest.approx((1 / 4 + 1 + 0.3) / 6)
+    assert j["k_map"] == 2
+    assert j["delta_presence"] == pytest.approx({"min": 0.25, "max": 1.0})     # f/F: .25, 1, .3
+    j5 = measures.journalist([1, 2, 3], [4, 2, 10], [1, 1, 1], population_classes=5)
+    assert j5["delta_presence"]["min"] == 0.0       # two population classes hold no sample row
     # a population class smaller than the sample's is raised to it, and counted
     j = measures.journalist([3], [1], [2])
     assert j["journalist"]["max"] == pytest.approx(1 / 3) and j["journalist"]["population_smaller"] == 2
@@ -193,6 +197,7 @@ def test_journalist_against_a_population_table(tmp_path):
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
     # the population: every person three times, and one extra class absent from the sample
     con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult")
+    con.execute("INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'X', 'Y', 'Z')")
     con.close()
     policy = adult_policy(QIS4, {"k": 2})
     policy["source"] = {"database": str(db), "table": "adult"}
@@ -204,7 +209,9 @@ def test_journalist_against_a_population_table(tmp_path):
     assert got["journalist"]["average"] == pytest.approx(len(sizes) / 3 / len(frame))
     assert got["marketer"] == pytest.approx(len(sizes) / 3 / len(frame))
     assert got["journalist"]["records_at_risk"] == pytest.approx(sizes[3 * sizes < 5].sum() / len(frame))
-    assert got["population_uniques"]["population_size"] == 3 * len(frame)
+    assert got["population_uniques"]["population_size"] == 3 * len(frame) + 1
+    assert got["k_map"] == 3 * sizes.min()
+    assert got["delta_presence"] == pytest.approx({"min": 0.0, "max": 1 / 3})   # the extra class has no sample row
 
 
 def test_risk_command_json_and_bad_input(tmp_path):

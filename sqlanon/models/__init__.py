@@ -20,6 +20,7 @@
       delta_disclosure: {delta: 1.5, attribute: occupation|all}
       average_risk: 0.05                                  # classes / rows of the release
       records_at_risk: {threshold: 0.2, max_fraction: 0.01}
+      k_map: {k: 10, sampling_fraction: 0.01, significance: 0.01, estimator: poisson|zero_truncated_poisson}
       max_suppression: 0.0
 
 Every model is monotone under generalization (merging blocks keeps it). With tuple suppression
@@ -37,18 +38,19 @@ from .base import Criterion, SensitiveDomain
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, multi_attribute_ok
 from .likeness import BETA_VARIANTS, BetaLikeness, DeltaDisclosure
-from .risk import AverageRisk, RecordsAtRisk
+from .risk import KMAP_ESTIMATORS, AverageRisk, KMapEstimated, RecordsAtRisk
 from .tcloseness import DISTANCES, TCloseness
 
 __all__ = [
     "Criterion", "SensitiveDomain", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
     "RecursiveCLDiversity", "TCloseness", "multi_attribute_ok", "criteria_from_policy",
     "PRIVACY_KEYS", "L_DIVERSITY_KEYS", "T_CLOSENESS_KEYS", "L_VARIANTS", "BetaLikeness", "DeltaDisclosure",
-    "AverageRisk", "RecordsAtRisk",
+    "AverageRisk", "RecordsAtRisk", "KMapEstimated",
 ]
 
 PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
-                "records_at_risk", "max_suppression")
+                "records_at_risk", "k_map", "max_suppression")
+K_MAP_KEYS = ("k", "sampling_fraction", "significance", "estimator")
 BETA_KEYS = ("beta", "variant", "attribute")
 DELTA_KEYS = ("delta", "attribute")
 RECORDS_AT_RISK_KEYS = ("threshold", "max_fraction")
@@ -313,6 +315,31 @@ def _records_at_risk(spec) -> RecordsAtRisk:
     return RecordsAtRisk(t, a)
 
 
+def _k_map(spec) -> KMapEstimated:
+    F = "privacy.k_map"
+    spec = _mapping(spec, F, "{k: 10, sampling_fraction: 0.01}")
+    _unknown(spec, K_MAP_KEYS, F)
+    if "k" not in spec:
+        raise PolicyError(f"{F}.k", "missing; give the least number of people of the population a released "
+                          "class must match, for example k: 10")
+    k = _integer(spec["k"], f"{F}.k", "an integer >= 1")
+    if k < 1:
+        raise PolicyError(f"{F}.k", f"must be an integer >= 1; got {k}")
+    if "sampling_fraction" not in spec:
+        raise PolicyError(f"{F}.sampling_fraction", "missing; give the table's rows over the population's, for "
+                          "example sampling_fraction: 0.01")
+    f = _number(spec["sampling_fraction"], f"{F}.sampling_fraction", "a fraction above 0 and at most 1")
+    if not 0 < f <= 1:
+        raise PolicyError(f"{F}.sampling_fraction", f"must be above 0 and at most 1; got {f}")
+    alpha = _number(spec.get("significance", 0.01), f"{F}.significance", "a probability above 0 and below 1")
+    if not 0 < alpha < 1:
+        raise PolicyError(f"{F}.significance", f"must be above 0 and below 1; got {alpha}")
+    estimator = spec.get("estimator", "poisson")
+    if estimator not in KMAP_ESTIMATORS:
+        raise PolicyError(f"{F}.estimator", f"must be one of {', '.join(KMAP_ESTIMATORS)}; got {estimator!r}")
+    return KMapEstimated(k, f, alpha, estimator)
+
+
 def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     """The criteria a policy's ``privacy:`` mapping asks for, after validating every field.
 
@@ -339,6 +366,8 @@ def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> 
         out.extend(_beta_likeness(privacy["beta_likeness"], domains))
     if privacy.get("delta_disclosure") is not None:
         out.extend(_delta_disclosure(privacy["delta_disclosure"], domains))
+    if privacy.get("k_map") is not None:
+        out.append(_k_map(privacy["k_map"]))
     if privacy.get("average_risk") is not None:
         out.append(_average_risk(privacy["average_risk"]))
     if privacy.get("records_at_risk") is not None:

@@ -18,12 +18,17 @@ number of classes falls while the rows stay, and a merged class is at risk only 
 were. With suppression the predicate is not monotone in general (which classes another model rejects
 changes with the node), so the search uses the monotone necessary part of the other models and checks
 every candidate with the full predicate (`sqlanon.search`), exactly as for l-diversity with suppression.
+
+- k-map with an estimator (`KMapEstimated`): the population known only by its size; a bound on class
+  sizes (k'-anonymity), see `kmap_derived_k`. k-map against a population table, and delta-presence,
+  are measured by ``sqlanon risk --population`` (`sqlanon.risk.measures.journalist`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .base import Criterion
+from .kanonymity import KAnonymity
 
 TOL = 1e-12
 
@@ -131,3 +136,51 @@ def enforce_table_criteria(criteria: list[TableCriterion], sizes: np.ndarray, ok
     out = ok.copy()
     out[order[:p]] = False
     return out
+
+
+# -- k-map with an estimator -------------------------------------------------------------------------
+
+KMAP_ESTIMATORS = ("poisson", "zero_truncated_poisson")
+
+
+def kmap_derived_k(k: int, sampling_fraction: float, significance: float = 0.01, estimator: str = "poisson") -> int:
+    """The sample class size that stands in for k-map when the population is only known by its size.
+
+    k-map (Sweeney; El Emam and Dankar, "Protecting Privacy Using k-Anonymity", JAMIA 15(5), 2008): every
+    released class must match at least k people of the population. Without the population, El Emam and
+    Dankar model a population class of size k as showing in a sample (fraction f) with a size
+    X ~ Poisson(f k) (or zero-truncated Poisson, when only classes that show are counted). A sample
+    class of size c >= k' where P(X >= k') <= `significance` is then unlikely to come from a population
+    class of k or fewer people: the derived k' is that smallest c, capped at k (a class of k sample rows
+    has at least k people in the population). ARX's `KMap` derives the same quantile and adds one more;
+    this is the smallest size the test allows.
+    """
+    from scipy import stats
+
+    lam = sampling_fraction * k
+    c = 1
+    while c < k:
+        tail = stats.poisson.sf(c - 1, lam)                     # P(X >= c)
+        if estimator == "zero_truncated_poisson":
+            tail = tail / stats.poisson.sf(0, lam)              # P(X >= c | X >= 1)
+        if tail <= significance:
+            break
+        c += 1
+    return max(1, min(int(k), c))
+
+
+class KMapEstimated(KAnonymity):
+    """k-map with the population modelled (El Emam and Dankar 2008): k'-anonymity of the sample with k'
+    from `kmap_derived_k`. Exactly a bound on class sizes, so monotone, with or without suppression."""
+
+    name = "k-map"
+
+    def __init__(self, k: int, sampling_fraction: float, significance: float = 0.01, estimator: str = "poisson"):
+        self.k_map = int(k)
+        self.sampling_fraction = float(sampling_fraction)
+        self.significance = float(significance)
+        self.estimator = estimator
+        super().__init__(kmap_derived_k(k, sampling_fraction, significance, estimator))
+
+    def describe(self) -> str:
+        return f"{self.k_map}-map ({self.estimator}, f = {self.sampling_fraction:g}: {self.k}-anonymity)"

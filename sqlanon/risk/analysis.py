@@ -74,7 +74,8 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     Keys: rows, classes, sample_uniques, prosecutor {max, average, records_at_risk, threshold},
     marketer, histogram {size: classes}, riskiest_classes; with a population size or sampling fraction
     population_uniques {model, estimate, fraction, estimates...}; with a population table journalist
-    {max, average, records_at_risk, threshold, population_smaller} (and marketer against it). Keys the
+    {max, average, records_at_risk, threshold, population_smaller} (and marketer against it), k_map and
+    delta_presence {min, max} (`sqlanon.risk.measures.journalist`). Keys the
     inputs do not allow are None.
     """
     sizes, classes = histogram(backend, relation, keys, entity)
@@ -84,9 +85,12 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     out["population_uniques"] = None
     if population is not None:
         f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity)
-        j = measures.journalist(f, F, c, threshold)
+        _, population_classes = histogram(backend, population, population_keys or keys)
+        j = measures.journalist(f, F, c, threshold, int(population_classes.sum()))
         out["journalist"] = j["journalist"]
         out["marketer"] = j["marketer"]
+        out["k_map"] = j["k_map"]
+        out["delta_presence"] = j["delta_presence"]
         if population_size is None and sampling_fraction is None:
             population_size = float(backend.fetchone("count_rows.sql", relation=population)[0])
     if sampling_fraction is not None:

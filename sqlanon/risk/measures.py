@@ -55,12 +55,20 @@ def summary(sizes, classes, threshold: float = DEFAULT_THRESHOLD) -> dict:
             "histogram": {int(a): int(b) for a, b in zip(s, c)}}
 
 
-def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAULT_THRESHOLD) -> dict:
+def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAULT_THRESHOLD,
+               population_classes: int | None = None) -> dict:
     """Journalist and marketer risk against a population: (f, F, number of classes) triples.
 
     F below f (the population lacks some of the sample's people) is raised to f: the sample is part of
     the population, so its classes there are at least as large; how many classes needed it is reported
     as ``population_smaller`` (a population table that does not contain the sample).
+
+    Also the privacy models a population table lets one measure: ``k_map``, the fewest population people
+    any released class matches (k-map holds for every k up to it; Sweeney; El Emam and Dankar, JAMIA
+    2008), and ``delta_presence`` {min, max} of P(t in sample | t's generalized class) = f / F over the
+    population's classes (Nergiz, Atzori, Clifton, "Hiding the Presence of Individuals from Shared
+    Databases", SIGMOD 2007, Definition 3): a population class no sample row falls in has 0, known
+    when `population_classes` (its number of classes) exceeds the matched ones.
     """
     f = np.asarray(sample_sizes, dtype=np.int64).reshape(-1)
     F = np.asarray(population_sizes, dtype=np.int64).reshape(-1)
@@ -75,4 +83,8 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
                        "records_at_risk": float((f[risky] * c[risky]).sum()) / rows if rows else 0.0,
                        "threshold": threshold, "population_smaller": smaller},
         "marketer": float((f * c / F).sum()) / rows if rows else 0.0,
+        "k_map": int(F.min()) if len(F) else 0,
+        "delta_presence": {"min": 0.0 if population_classes is not None and population_classes > int(c.sum())
+                           else (float((f / F).min()) if len(F) else 0.0),
+                           "max": float((f / F).max()) if len(F) else 0.0},
     }
