@@ -27,6 +27,8 @@ Every model is monotone under generalization (merging blocks keeps it). With tup
 (``max_suppression`` > 0) only k-anonymity keeps the "satisfied within the budget" predicate
 monotone: a merged block fails k only if all its parts did, whereas merging a failing block into a
 passing one can fail l-diversity or t-closeness and suppress more rows (see `sqlanon.checker`).
+beta-likeness and delta-disclosure behave like t-closeness; average risk and records at risk are
+table-level (`sqlanon.models.risk`); k-map with an estimator is a k-anonymity and stays monotone.
 """
 from __future__ import annotations
 
