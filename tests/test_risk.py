@@ -246,3 +246,38 @@ def test_release_risk_from_a_manifest(tmp_path):
     ref = _pandas_report(release, QIS4)
     assert got["histogram"] == ref["histogram"] and got["prosecutor"]["max"] <= 1 / 2   # k = 2 holds
     assert got["table"] == "adult_release"
+
+
+# -- the release report's risk section, on the l-diversity paper's hospital table (TKDD Figure 1) ------
+
+def test_report_risk_section_before_and_after_by_hand():
+    import re
+
+    import sqlanon
+    from sqlanon.report import ReportOptions, render, report_context
+    from conftest import HOSPITAL
+    policy = {"source": {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"},
+              "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                                    "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                                    "nationality": {"hierarchy": "suppress"}},
+              "sensitive": ["condition"], "privacy": {"k": 2}, "utility": "discernibility",
+              "release": {"name": "hospital_release", "materialize": "none"}}
+    with sqlanon.connect(policy) as run:
+        context = report_context(run, ReportOptions())
+        risk = context["risk"]
+        # the 12 rows are all unique on (zip, age, nationality); the release (zip, age band, *) pairs them
+        assert (risk["before"]["classes"], risk["before"]["sample_uniques"]) == (12, 12)
+        assert risk["before"]["prosecutor"] == pytest.approx(
+            {"max": 1.0, "average": 1.0, "records_at_risk": 1.0, "threshold": 0.2})
+        assert (risk["after"]["classes"], risk["after"]["sample_uniques"]) == (6, 0)
+        assert risk["after"]["prosecutor"] == pytest.approx(
+            {"max": 0.5, "average": 0.5, "records_at_risk": 1.0, "threshold": 0.2})
+        bands = {b["label"]: (b["before"]["rows"], b["after"]["rows"]) for b in risk["bands"]}
+        assert bands["1 (unique)"] == (12, 0) and bands["1/2"] == (0, 12)
+        page = render(context)
+        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', page, re.S).group(1)
+        assert "100.00 %" in section and "50.00 %" in section and 'class="riskbar after"' in section
+        external = render(report_context(run, ReportOptions(external=True)))
+        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', external, re.S).group(1)
+        highest = re.search(r"highest risk.*?</tr>", section, re.S).group(0)
+        assert highest.count("&gt; 10.00 %") == 2 and "50.00" not in highest   # 1/2 would give the smallest class
