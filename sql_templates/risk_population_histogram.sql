@@ -3,7 +3,7 @@
    the population gets population size 0. #}
 {% from "_risk.sql" import risk_classes %}
 SELECT s."size" AS "sample_size", COALESCE(p."size", 0) AS "population_size", COUNT(*) AS "classes"
-FROM ({{ risk_classes(relation, keys, entity) }}) AS s
+FROM {% if classes %}{{ classes | ident }}{% else %}({{ risk_classes(relation, keys, entity) }}){% endif %} AS s
 LEFT JOIN ({{ risk_classes(population, population_keys, None) }}) AS p
   ON {% for k in keys %}CAST(s.{{ ('k%d' % loop.index0) | ident }} AS VARCHAR) = CAST(p.{{ ('k%d' % loop.index0) | ident }} AS VARCHAR){% if not loop.last %} AND {% endif %}{% endfor %}
 

@@ -1,7 +1,8 @@
 """Re-identification risk measured in the database: the class-size histogram is one GROUP BY over the
 classes' GROUP BY (`sql_templates/risk_histogram.sql`), so no row leaves the database; the riskiest
 classes (smallest, with their labels) and, against a population table, the pairs (sample class size,
-population class size) come from one statement each. `sqlanon.risk.measures` and
+population class size) come from one statement each, all reading the classes work table
+(`risk_classes_table.sql`: the one pass over the rows). `sqlanon.risk.measures` and
 `sqlanon.risk.estimators` turn those histograms into the figures.
 
 A relation is described by its quasi-identifier keys: the columns as they are (the source, or a release
@@ -37,10 +38,20 @@ def node_keys(fs, levels: dict[str, int]) -> list[Key]:
     return [Key(q.name, q.map_table if levels[q.name] else None, int(levels[q.name])) for q in fs.qis]
 
 
-def histogram(backend: Backend, relation: str, keys: list[Key], entity: str | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """(sizes, classes): how many classes of each size the relation has, ascending by size."""
-    data = backend.fetchnumpy("risk_histogram.sql", relation=relation, keys=keys, entity=entity)
+CLASSES_TABLE = "__sqlanon_risk_classes"
+
+
+def classes_table(backend: Backend, relation: str, keys: list[Key], entity: str | None = None) -> str:
+    """The relation's classes (labels k0.., size) as a temporary work table: the one pass over the rows."""
+    backend.execute("risk_classes_table.sql", name=CLASSES_TABLE, relation=relation, keys=keys, entity=entity)
+    return CLASSES_TABLE
+
+
+def histogram(backend: Backend, relation: str, keys: list[Key], entity: str | None = None,
+              classes: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, classes): how many classes of each size the relation has, ascending by size (from the work
+    table `classes` when given)."""
+    data = backend.fetchnumpy("risk_histogram.sql", relation=relation, keys=keys, entity=entity, classes=classes)
     sizes = np.asarray(data["size"], dtype=np.int64)
     classes = np.asarray(data["classes"], dtype=np.int64)
     order = np.argsort(sizes, kind="stable")
@@ -48,19 +59,21 @@ def histogram(backend: Backend, relation: str, keys: list[Key], entity: str | No
 
 
 def smallest_classes(backend: Backend, relation: str, keys: list[Key], entity: str | None = None,
-                     limit: int = 10) -> list[dict]:
+                     limit: int = 10, classes: str | None = None) -> list[dict]:
     """The `limit` smallest classes: [{"labels": {column: label}, "size": n, "risk": 1/n}], smallest first."""
-    rows = backend.fetchall("risk_smallest_classes.sql", relation=relation, keys=keys, entity=entity, limit=limit)
+    rows = backend.fetchall("risk_smallest_classes.sql", relation=relation, keys=keys, entity=entity, limit=limit,
+                            classes=classes)
     return [{"labels": {k.column: (v if isinstance(v, (int, float, str)) or v is None else str(v))
                         for k, v in zip(keys, row[:-1])},
              "size": int(row[-1]), "risk": 1.0 / int(row[-1])} for row in rows]
 
 
 def population_pairs(backend: Backend, relation: str, keys: list[Key], population: str, population_keys: list[Key],
-                     entity: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     entity: str | None = None, classes: str | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sample class size, matching population class size, number of classes) triples."""
     data = backend.fetchnumpy("risk_population_histogram.sql", relation=relation, keys=keys, entity=entity,
-                              population=population, population_keys=population_keys)
+                              population=population, population_keys=population_keys, classes=classes)
     return (np.asarray(data["sample_size"], dtype=np.int64), np.asarray(data["population_size"], dtype=np.int64),
             np.asarray(data["classes"], dtype=np.int64))
 
@@ -78,13 +91,14 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     delta_presence {min, max} (`sqlanon.risk.measures.journalist`). Keys the
     inputs do not allow are None.
     """
-    sizes, classes = histogram(backend, relation, keys, entity)
+    work = classes_table(backend, relation, keys, entity)
+    sizes, classes = histogram(backend, relation, keys, entity, work)
     out = measures.summary(sizes, classes, threshold)
-    out["riskiest_classes"] = smallest_classes(backend, relation, keys, entity, top) if top else []
+    out["riskiest_classes"] = smallest_classes(backend, relation, keys, entity, top, work) if top else []
     out["journalist"] = None
     out["population_uniques"] = None
     if population is not None:
-        f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity)
+        f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work)
         _, population_classes = histogram(backend, population, population_keys or keys)
         j = measures.journalist(f, F, c, threshold, int(population_classes.sum()))
         out["journalist"] = j["journalist"]
