@@ -281,3 +281,27 @@ def test_report_risk_section_before_and_after_by_hand():
         section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', external, re.S).group(1)
         highest = re.search(r"highest risk.*?</tr>", section, re.S).group(0)
         assert highest.count("&gt; 10.00 %") == 2 and "50.00" not in highest   # 1/2 would give the smallest class
+
+
+def test_release_table_and_manifest_with_a_population(tmp_path):
+    """--table on the release equals --manifest; --manifest with a population generalizes the population to
+    the manifest's node (here the population is every person twice, so every class doubles)."""
+    path = _policy_file(tmp_path)
+    manifest = tmp_path / "m.json"
+    assert CliRunner().invoke(main, ["anonymize", str(path), "--json", str(manifest), "-q"]).exit_code == 0
+    m = json.loads(manifest.read_text())
+    con = duckdb.connect(m["database"])
+    con.execute(f"CREATE TABLE census AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}') "
+                f"UNION ALL SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.close()
+    by_manifest = risk_of(str(path), manifest=str(manifest))
+    by_table = risk_of(str(path), table="adult_release", db=m["database"])
+    assert by_table["histogram"] == by_manifest["histogram"]
+    assert by_table["riskiest_classes"] == by_manifest["riskiest_classes"]
+    with_population = risk_of(str(path), manifest=str(manifest), population="census")
+    assert m["chosen"]["suppressed_rows"] == 0
+    assert with_population["journalist"]["max"] == pytest.approx(by_manifest["prosecutor"]["max"] / 2)
+    assert with_population["journalist"]["average"] == pytest.approx(by_manifest["prosecutor"]["average"] / 2)
+    assert with_population["journalist"]["population_smaller"] == 0
+    assert with_population["delta_presence"] == pytest.approx({"min": 0.5, "max": 0.5})
+    assert with_population["k_map"] == 2 * min(int(s) for s in by_manifest["histogram"])
