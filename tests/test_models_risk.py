@@ -17,6 +17,7 @@ from sqlanon.models.likeness import BetaLikeness, DeltaDisclosure
 from sqlanon.models.risk import AverageRisk, KMapEstimated, RecordsAtRisk, enforce_table_criteria
 
 from conftest import ADULT, adult_policy
+from test_models_search import test_incognito_equals_brute_force_for_every_model as same_as_brute_force
 
 # classes of sizes 1, 1, 2, 5 (9 rows), smallest first; entry p: the p smallest removed
 HOLDS_AFTER = [
@@ -114,15 +115,7 @@ MODELS = [
 
 @pytest.mark.parametrize("name, privacy, sensitive", MODELS, ids=[m[0] for m in MODELS])
 def test_incognito_equals_brute_force(name, privacy, sensitive):
-    policy = adult_policy(4, privacy)
-    if sensitive is not None:
-        policy["sensitive"] = sensitive
-    found = Anonymization(policy, db=":memory:").search("incognito")
-    reference = Anonymization(policy, db=":memory:").search("brute_force")
-    assert found.minimal == reference.minimal
-    assert found.satisfying == reference.satisfying
-    assert found.minimal, "each case is chosen so that some node satisfies"
-    assert len(found.satisfying) < found.lattice.size, "and some node fails"
+    same_as_brute_force(name, privacy, sensitive)
 
 
 def _generalized(run, node) -> pd.DataFrame:

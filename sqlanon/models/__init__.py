@@ -263,16 +263,22 @@ def _t_closeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     return out
 
 
+def _required_positive(spec: dict, field: str, key: str, example: str, what: str):
+    """A required number > 0 of a model's mapping."""
+    if key not in spec:
+        raise PolicyError(f"{field}.{key}", f"missing; give {what}, a number > 0, for example {key}: {example}")
+    v = _number(spec[key], f"{field}.{key}", f"a number > 0 ({what})")
+    if v <= 0:
+        raise PolicyError(f"{field}.{key}", f"must be a number > 0; got {v}")
+    return v
+
+
 def _beta_likeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     F = "privacy.beta_likeness"
     spec = _mapping(spec, F, "{beta: 1.0, variant: enhanced}")
     _unknown(spec, BETA_KEYS, F)
-    if "beta" not in spec:
-        raise PolicyError(f"{F}.beta", "missing; give the largest relative gain of a value's frequency in a "
-                          "block over the table, a number > 0, for example beta: 1.0")
-    beta = _number(spec["beta"], f"{F}.beta", "a number > 0 (the largest relative gain (q - p) / p)")
-    if beta <= 0:
-        raise PolicyError(f"{F}.beta", f"must be a number > 0; got {beta}")
+    beta = _required_positive(spec, F, "beta", "1.0", "the largest relative gain (q - p) / p of a value's "
+                              "frequency in a block over the table's")
     variant = spec.get("variant", "basic")
     if variant not in BETA_VARIANTS:
         raise PolicyError(f"{F}.variant", f"must be one of {', '.join(BETA_VARIANTS)}; got {variant!r}")
@@ -284,12 +290,7 @@ def _delta_disclosure(spec, domains: dict[str, SensitiveDomain]) -> list[Criteri
     F = "privacy.delta_disclosure"
     spec = _mapping(spec, F, "{delta: 1.5}")
     _unknown(spec, DELTA_KEYS, F)
-    if "delta" not in spec:
-        raise PolicyError(f"{F}.delta", "missing; give the bound on |ln(block frequency / table frequency)|, "
-                          "a number > 0, for example delta: 1.5")
-    delta = _number(spec["delta"], f"{F}.delta", "a number > 0")
-    if delta <= 0:
-        raise PolicyError(f"{F}.delta", f"must be a number > 0; got {delta}")
+    delta = _required_positive(spec, F, "delta", "1.5", "the bound on |ln(block frequency / table frequency)|")
     targets, _ = _attributes(spec, domains, F)
     return [DeltaDisclosure(delta, d) for d in targets]
 
