@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
-from bench_scale import FULL, dataset  # noqa: E402
-from bench_search import machine, write_results  # noqa: E402
+from bench_scale import FULL, dataset
+from bench_search import machine, write_results
 
 
 def sqlanon_risk(policy: Path) -> tuple[float, dict]:
@@ -38,6 +38,7 @@ def sqlanon_risk(policy: Path) -> tuple[float, dict]:
 
 def pandas_histogram(policy: Path) -> tuple[float, dict]:
     import pandas as pd
+
     from sqlanon.policy import load_policy
     pol = load_policy(policy)
     columns = list(pol.quasi_identifiers)
@@ -45,7 +46,7 @@ def pandas_histogram(policy: Path) -> tuple[float, dict]:
     frame = pd.read_parquet(pol.source.path, columns=columns)
     sizes = frame.groupby(columns, observed=True, sort=False).size()
     histogram = sizes.value_counts()
-    out = {"classes": int(len(sizes)), "sample_uniques": int(histogram.get(1, 0)), "rows": int(len(frame))}
+    out = {"classes": len(sizes), "sample_uniques": int(histogram.get(1, 0)), "rows": len(frame)}
     return time.perf_counter() - t, out
 
 
@@ -76,29 +77,29 @@ def main() -> None:
     lines = [
         "# `sqlanon risk` on the 4.6-million-row Lands End source (DuckDB)",
         "",
-        f"Machine: {machine()}; shared with other developers: load average (1, 5, 15 min) "
-        f"{', '.join(f'{x:.1f}' for x in load_before)} before and {', '.join(f'{x:.1f}' for x in load_after)} after.",
+        (f"Machine: {machine()}; shared with other developers: load average (1, 5, 15 min) "
+        f"{', '.join(f'{x:.1f}' for x in load_before)} before and {', '.join(f'{x:.1f}' for x in load_after)} after."),
         "",
-        f"Command: `python benchmarks/bench_risk.py --repeat {args.repeat}"
-        f"{'' if args.rows == FULL else f' --rows {args.rows}'} --out benchmarks/RESULTS-risk.md`",
+        (f"Command: `python benchmarks/bench_risk.py --repeat {args.repeat}"
+        f"{'' if args.rows == FULL else f' --rows {args.rows}'} --out benchmarks/RESULTS-risk.md`"),
         "",
-        f"Data: datasets/landsend/generate.py, {report['rows']:,} rows (seed 0), the 7 quasi-identifiers of "
-        "landsend_k6.yaml, read from Parquet.",
+        (f"Data: datasets/landsend/generate.py, {report['rows']:,} rows (seed 0), the 7 quasi-identifiers of "
+        "landsend_k6.yaml, read from Parquet."),
         "",
-        "| job | median of {} runs (s) | runs (s) |".format(args.repeat),
+        f"| job | median of {args.repeat} runs (s) | runs (s) |",
         "|---|---:|---|",
         f"| `sqlanon risk` (every figure, in DuckDB) | {m_ours:.2f} | {', '.join(f'{x:.2f}' for x in ours)} |",
-        f"| baseline: the class-size histogram alone in pandas | {m_theirs:.2f} | "
-        f"{', '.join(f'{x:.2f}' for x in theirs)} |",
+        (f"| baseline: the class-size histogram alone in pandas | {m_theirs:.2f} | "
+        f"{', '.join(f'{x:.2f}' for x in theirs)} |"),
         "",
-        f"Ratio baseline / sqlanon: {m_theirs / m_ours:.2f}. Target: under 5 s; "
-        f"{'met' if m_ours < 5 else 'NOT met'} here.",
+        (f"Ratio baseline / sqlanon: {m_theirs / m_ours:.2f}. Target: under 5 s; "
+        f"{'met' if m_ours < 5 else 'NOT met'} here."),
         "",
-        f"What it found: {report['classes']:,} classes, {report['sample_uniques']:,} sample uniques, highest "
+        (f"What it found: {report['classes']:,} classes, {report['sample_uniques']:,} sample uniques, highest "
         f"prosecutor risk {report['prosecutor']['max']:.2f}, average {report['prosecutor']['average']:.4f}; "
         f"population uniques at f = 1 %: {u['model']} {u['estimate']:,.0f} of {u['population_size']:,}. The "
         "synthetic table is almost all unique on its 7 quasi-identifiers (order date and style are very "
-        "fine), so this measures the worst case for the GROUP BY: one group per row.",
+        "fine), so this measures the worst case for the GROUP BY: one group per row."),
     ]
     write_results(lines, args.out)
 

@@ -8,16 +8,22 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ADULT, adult_policy
+from test_models_search import (
+    test_incognito_equals_brute_force_for_every_model as same_as_brute_force,
+)
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
 from sqlanon.models import criteria_from_policy
 from sqlanon.models.base import SensitiveDomain
 from sqlanon.models.likeness import BetaLikeness, DeltaDisclosure
-from sqlanon.models.risk import AverageRisk, KMapEstimated, RecordsAtRisk, enforce_table_criteria
-
-from conftest import ADULT, adult_policy
-from test_models_search import test_incognito_equals_brute_force_for_every_model as same_as_brute_force
+from sqlanon.models.risk import (
+    AverageRisk,
+    KMapEstimated,
+    RecordsAtRisk,
+    enforce_table_criteria,
+)
 
 # classes of sizes 1, 1, 2, 5 (9 rows), smallest first; entry p: the p smallest removed
 HOLDS_AFTER = [

@@ -253,9 +253,10 @@ def test_release_risk_from_a_manifest(tmp_path):
 def test_report_risk_section_before_and_after_by_hand():
     import re
 
+    from conftest import HOSPITAL
+
     import sqlanon
     from sqlanon.report import ReportOptions, render, report_context
-    from conftest import HOSPITAL
     policy = {"source": {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"},
               "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
                                     "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
@@ -275,11 +276,11 @@ def test_report_risk_section_before_and_after_by_hand():
         bands = {b["label"]: (b["before"]["rows"], b["after"]["rows"]) for b in risk["bands"]}
         assert bands["1 (unique)"] == (12, 0) and bands["1/2"] == (0, 12)
         page = render(context)
-        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', page, re.S).group(1)
+        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', page, re.DOTALL).group(1)
         assert "100.00 %" in section and "50.00 %" in section and 'class="riskbar after"' in section
         external = render(report_context(run, ReportOptions(external=True)))
-        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', external, re.S).group(1)
-        highest = re.search(r"highest risk.*?</tr>", section, re.S).group(0)
+        section = re.search(r'<h2 id="risk">(.*?)<h2 id="attacks">', external, re.DOTALL).group(1)
+        highest = re.search(r"highest risk.*?</tr>", section, re.DOTALL).group(0)
         assert highest.count("&gt; 10.00 %") == 2 and "50.00" not in highest   # 1/2 would give the smallest class
 
 

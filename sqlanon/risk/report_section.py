@@ -56,10 +56,10 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
     group = (width - left - 20) / max(n, 1)
     peak = max([max(b["before"]["rows"], b["after"]["rows"]) for b in bands] + [1])
     body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" stroke="#666"/>',
-            f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
-            f'prosecutor risk (1 / class size)</text>',
-            f'<text x="{left - 12}" y="{(height - bottom) / 2:.0f}" class="axis" text-anchor="middle" '
-            f'transform="rotate(-90 {left - 12} {(height - bottom) / 2:.0f})">{html.escape(unit)}</text>']
+            (f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
+            f'prosecutor risk (1 / class size)</text>'),
+            (f'<text x="{left - 12}" y="{(height - bottom) / 2:.0f}" class="axis" text-anchor="middle" '
+            f'transform="rotate(-90 {left - 12} {(height - bottom) / 2:.0f})">{html.escape(unit)}</text>')]
     for i, b in enumerate(bands):
         x = left + i * group
         for j, (key, color) in enumerate((("before", "#bdbdbd"), ("after", "#d7301f"))):
