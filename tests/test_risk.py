@@ -306,3 +306,22 @@ def test_release_table_and_manifest_with_a_population(tmp_path):
     assert with_population["journalist"]["population_smaller"] == 0
     assert with_population["delta_presence"] == pytest.approx({"min": 0.5, "max": 0.5})
     assert with_population["k_map"] == 2 * min(int(s) for s in by_manifest["histogram"])
+
+
+def test_a_release_under_average_risk_and_records_at_risk_measures_within_them(tmp_path):
+    """End to end: the released table, measured by `sqlanon risk`, meets the risk models the search enforced
+    (with suppression: the smallest classes are left out of the release)."""
+    policy = adult_policy(QIS4, {"average_risk": 0.003, "records_at_risk": {"threshold": 0.05, "max_fraction": 0.002},
+                                 "max_suppression": 0.02})
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    manifest = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["anonymize", str(path), "--json", str(manifest), "-q"])
+    assert r.exit_code == 0, r.output
+    m = json.loads(manifest.read_text())
+    got = risk_of(str(path), manifest=str(manifest), threshold=0.05)
+    assert m["chosen"]["suppressed_rows"] > 0, "this case is meant to exercise suppression"
+    assert got["rows"] == 45222 - m["chosen"]["suppressed_rows"]
+    assert got["prosecutor"]["average"] <= 0.003 and got["prosecutor"]["records_at_risk"] <= 0.002
+    assert m["privacy"]["average_risk"] == pytest.approx(got["prosecutor"]["average"])
+    assert m["privacy"]["records_at_risk"] == pytest.approx(got["prosecutor"]["records_at_risk"])
