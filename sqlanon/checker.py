@@ -62,6 +62,8 @@ class NodeChecker:
         # models of the whole release's class sizes (average risk, records at risk): applied after the
         # per-block models, they may suppress further classes (`sqlanon.models.risk`)
         self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
+        # models judged against a population table's classes at the node (k-map): need block codes
+        self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
 
     @property
@@ -142,7 +144,7 @@ class NodeChecker:
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
-        if self.has_multi_attribute:   # needs block codes to join refined blocks back: one node at a time
+        if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
             return [self.evaluate(levels).satisfied for levels in nodes]
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
@@ -215,6 +217,8 @@ class NodeChecker:
                         ok[lo:hi] &= c.block_ok(dense)
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
+        for c in self.population_criteria:
+            ok &= c.population_ok(self.fs, levels, counts.block_codes)
         ok = enforce_table_criteria(self.table_criteria, counts.sizes, ok)
         suppressed = int(counts.sizes[~ok].sum())
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)

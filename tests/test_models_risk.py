@@ -197,3 +197,54 @@ def test_kmap_in_the_search_is_the_derived_k_anonymity():
     kmap = Anonymization(adult_policy(4, {"k_map": {"k": 100, "sampling_fraction": 0.1}}), db=":memory:").search()
     k19 = Anonymization(adult_policy(4, {"k": 19}), db=":memory:").search()
     assert kmap.satisfying == k19.satisfying and kmap.minimal
+
+
+@pytest.fixture(scope="module")
+def census_db(tmp_path_factory):
+    """A DuckDB file with adult and census (every Adult person three times)."""
+    import duckdb
+    db = tmp_path_factory.mktemp("census") / "census.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult")
+    con.close()
+    return db
+
+
+@pytest.mark.parametrize("suppression", [0.0, 0.01])
+def test_kmap_against_a_population_table(census_db, suppression):
+    """Every class of the census is three times the sample's, so 6-map is 2-anonymity; brute force agrees."""
+    def search(privacy, mode="incognito"):
+        policy = adult_policy(4, {**privacy, "max_suppression": suppression},
+                              source={"database": str(census_db), "table": "adult"})
+        with Anonymization(policy, db=str(census_db)) as run:
+            return run.search(mode)
+    kmap = search({"k_map": {"k": 6, "population": "census"}})
+    assert kmap.satisfying == search({"k": 2}).satisfying
+    assert kmap.satisfying == search({"k_map": {"k": 6, "population": "census"}}, "brute_force").satisfying
+    assert kmap.minimal and len(kmap.satisfying) < kmap.lattice.size
+
+
+def test_kmap_population_must_be_covered_by_the_hierarchies(census_db, tmp_path):
+    import duckdb
+    db = tmp_path / "c.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE TABLE census AS SELECT * FROM adult")
+    con.execute("INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
+    con.close()
+    policy = adult_policy(4, {"k_map": {"k": 6, "population": "census"}}, source={"database": str(db), "table": "adult"})
+    from sqlanon.errors import DataError
+    with Anonymization(policy, db=str(db)) as run, pytest.raises(DataError, match="'200' of 'age'"):
+        run.search()
+    with pytest.raises(PolicyError, match="privacy.k_map.sampling_fraction"):
+        criteria_from_policy({"k_map": {"k": 6, "population": "census", "sampling_fraction": 0.1}}, {"s": DOMAIN})
+
+
+def test_kmap_may_ask_for_more_people_than_the_sample_has(census_db):
+    policy = adult_policy(2, {"k_map": {"k": 50_000, "population": "census"}},
+                          source={"database": str(census_db), "table": "adult"})
+    with Anonymization(policy, db=str(census_db)) as run:
+        top = run.evaluate(dict(zip(run.lattice.names, run.lattice.heights)))
+        assert top.satisfied                                  # one class: 3 x 45,222 people
+        assert not run.evaluate({"age": 4, "sex": 0}).satisfied   # two classes, the smaller under 50,000

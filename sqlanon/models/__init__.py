@@ -21,6 +21,7 @@
       average_risk: 0.05                                  # classes / rows of the release
       records_at_risk: {threshold: 0.2, max_fraction: 0.01}
       k_map: {k: 10, sampling_fraction: 0.01, significance: 0.01, estimator: poisson|zero_truncated_poisson}
+      k_map: {k: 10, population: census}                  # or against a population table
       max_suppression: 0.0
 
 Every model is monotone under generalization (merging blocks keeps it). With tuple suppression
@@ -40,7 +41,7 @@ from .base import Criterion, SensitiveDomain
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, multi_attribute_ok
 from .likeness import BETA_VARIANTS, BetaLikeness, DeltaDisclosure
-from .risk import KMAP_ESTIMATORS, AverageRisk, KMapEstimated, RecordsAtRisk
+from .risk import KMAP_ESTIMATORS, AverageRisk, KMapEstimated, KMapPopulation, RecordsAtRisk
 from .tcloseness import DISTANCES, TCloseness
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 
 PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
                 "records_at_risk", "k_map", "max_suppression")
-K_MAP_KEYS = ("k", "sampling_fraction", "significance", "estimator")
+K_MAP_KEYS = ("k", "sampling_fraction", "significance", "estimator", "population")
 BETA_KEYS = ("beta", "variant", "attribute")
 DELTA_KEYS = ("delta", "attribute")
 RECORDS_AT_RISK_KEYS = ("threshold", "max_fraction")
@@ -318,7 +319,7 @@ def _records_at_risk(spec) -> RecordsAtRisk:
     return RecordsAtRisk(t, a)
 
 
-def _k_map(spec) -> KMapEstimated:
+def _k_map(spec) -> KMapEstimated | KMapPopulation:
     F = "privacy.k_map"
     spec = _mapping(spec, F, "{k: 10, sampling_fraction: 0.01}")
     _unknown(spec, K_MAP_KEYS, F)
@@ -328,9 +329,17 @@ def _k_map(spec) -> KMapEstimated:
     k = _integer(spec["k"], f"{F}.k", "an integer >= 1")
     if k < 1:
         raise PolicyError(f"{F}.k", f"must be an integer >= 1; got {k}")
+    if spec.get("population") is not None:
+        if not isinstance(spec["population"], str) or not spec["population"]:
+            raise PolicyError(f"{F}.population", f"must be the name of a table; got {spec['population']!r}")
+        extra = [key for key in ("sampling_fraction", "significance", "estimator") if key in spec]
+        if extra:
+            raise PolicyError(f"{F}.{extra[0]}", "applies to k-map with an estimator; against a population table "
+                              "remove it")
+        return KMapPopulation(k, spec["population"])
     if "sampling_fraction" not in spec:
         raise PolicyError(f"{F}.sampling_fraction", "missing; give the table's rows over the population's, for "
-                          "example sampling_fraction: 0.01")
+                          "example sampling_fraction: 0.01 (or a population table: population: NAME)")
     f = _number(spec["sampling_fraction"], f"{F}.sampling_fraction", "a fraction above 0 and at most 1")
     if not 0 < f <= 1:
         raise PolicyError(f"{F}.sampling_fraction", f"must be above 0 and at most 1; got {f}")

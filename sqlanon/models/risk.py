@@ -184,3 +184,79 @@ class KMapEstimated(KAnonymity):
 
     def describe(self) -> str:
         return f"{self.k_map}-map ({self.estimator}, f = {self.sampling_fraction:g}: {self.k}-anonymity)"
+
+
+# -- k-map against a population table ----------------------------------------------------------------
+
+def _packed(codes: np.ndarray, radices: list[int]) -> np.ndarray:
+    """Block codes (B, a) as one integer key per block (mixed radix, the first attribute most significant)."""
+    key = np.zeros(len(codes), dtype=np.int64)
+    for i, r in enumerate(radices):
+        key = key * int(r) + codes[:, i].astype(np.int64)
+    return key
+
+
+class KMapPopulation(Criterion):
+    """k-map against a population table (Sweeney, "Computational Disclosure Control", PhD thesis, MIT 2001,
+    Section 2.6; El Emam and Dankar 2008): every released class matches at least k rows of the
+    population table (the same quasi-identifier columns) generalized to the same node.
+
+    The population is coded through the policy's own mapping tables (its values must all be in the
+    hierarchies) into a frequency set of its own, once; a node's population class sizes are then one
+    GROUP BY over it (`sqlanon.frequency.FrequencySet.node_counts`), matched to the sample's classes by
+    their codes. Monotone, with or without suppression: a merged class matches the sum of its parts'
+    population classes, so it fails only when every part did (as k-anonymity)."""
+
+    name = "k-map"
+    needs_sensitive = False
+
+    def __init__(self, k: int, population: str):
+        self.k_map = int(k)     # not `k`: k-map may ask for more people than the sample has rows
+        self.population = population
+        self._wide: dict[int, str] = {}      # id(frequency set) -> the population's wide frequency set
+
+    def block_ok(self, counts: np.ndarray) -> np.ndarray:
+        return np.ones(len(np.asarray(counts)), dtype=bool)   # decided by `population_ok`
+
+    def prepare(self, fs) -> str:
+        """The population's wide frequency set in the run's database (built on first use)."""
+        if id(fs) in self._wide:
+            return self._wide[id(fs)]
+        from ..errors import DataError
+        b = fs.backend
+        have = {c for c, _ in b.columns(self.population)} if b.relation_kind(self.population) or \
+            b.table_exists(self.population) else None
+        if have is None:
+            raise DataError(f"privacy.k_map.population: no table '{self.population}' in the source's database; "
+                            "give the population table's name")
+        for q in fs.qis:
+            if q.name not in have:
+                raise DataError(f"privacy.k_map.population: table '{self.population}' has no column '{q.name}' "
+                                "(a quasi-identifier); the population needs every quasi-identifier column")
+            missing = b.fetchall("missing_values.sql", source=self.population, column=q.name, map_table=q.map_table)
+            if missing:
+                raise DataError(f"privacy.k_map.population: value(s) {', '.join(repr(r[0]) for r in missing)} of "
+                                f"'{q.name}' in '{self.population}' are not in its hierarchy; k-map against a "
+                                "population needs hierarchies that list the population's values (a taxonomy file)")
+        fs_table, wide = f"{fs.prefix}_pop_fs", f"{fs.prefix}_pop_wide"
+        ctx = {"source": self.population, "qis": fs.qis, "sensitives": [], "fs": fs_table, "wide": wide, "entity": None}
+        b.execute("frequency_set.sql", **ctx)
+        b.execute("wide_frequency_set.sql", **ctx)
+        self._wide[id(fs)] = wide
+        return wide
+
+    def population_sizes(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> np.ndarray:
+        """Per sample block (codes in `levels`' attribute order), the rows of the matching population class."""
+        pop = fs.node_counts(levels, source_table=self.prepare(fs))
+        radices = [fs.radix(a, lvl) for a, lvl in levels.items()]
+        keys, pop_keys = _packed(block_codes, radices), _packed(pop.block_codes, radices)
+        order = np.argsort(pop_keys, kind="stable")
+        pos = np.clip(np.searchsorted(pop_keys[order], keys), 0, max(len(order) - 1, 0))
+        found = (pop_keys[order][pos] == keys) if len(order) else np.zeros(len(keys), dtype=bool)
+        return np.where(found, pop.sizes[order][pos] if len(order) else 0, 0)
+
+    def population_ok(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> np.ndarray:
+        return self.population_sizes(fs, levels, block_codes) >= self.k_map
+
+    def describe(self) -> str:
+        return f"{self.k_map}-map against {self.population}"
