@@ -218,7 +218,7 @@ class NodeChecker:
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
         for c in self.population_criteria:
-            ok &= c.population_ok(self.fs, levels, counts.block_codes)
+            ok &= c.population_ok(self.fs, levels, counts.block_codes, counts.sizes)
         ok = enforce_table_criteria(self.table_criteria, counts.sizes, ok)
         suppressed = int(counts.sizes[~ok].sum())
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)

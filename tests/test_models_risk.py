@@ -248,3 +248,61 @@ def test_kmap_may_ask_for_more_people_than_the_sample_has(census_db):
         top = run.evaluate(dict(zip(run.lattice.names, run.lattice.heights)))
         assert top.satisfied                                  # one class: 3 x 45,222 people
         assert not run.evaluate({"age": 4, "sex": 0}).satisfied   # two classes, the smaller under 50,000
+
+
+DELTA_PRESENCE = [
+    # sample sizes, population sizes, population classes, delta_min, delta_max, ok per block
+    ([1, 2, 3], [4, 2, 10], 3, 0.0, 0.5, [True, False, True]),       # f/F = .25, 1, .3
+    ([1, 2, 3], [4, 2, 10], 3, 0.2, 1.0, [True, True, True]),
+    ([1, 2, 3], [4, 2, 10], 3, 0.3, 1.0, [False] * 3),               # .25 < .3 and suppression cannot help
+    ([1, 2, 3], [4, 2, 10], 4, 0.1, 1.0, [False] * 3),               # a population class with no sample row
+    ([1, 2, 3], [4, 2, 10], 4, 0.0, 1.0, [True] * 3),
+]
+
+
+@pytest.mark.parametrize("f, F, classes, lo, hi, expected", DELTA_PRESENCE)
+def test_delta_presence_by_hand(f, F, classes, lo, hi, expected):
+    from sqlanon.models.risk import DeltaPresence
+    c = DeltaPresence(lo, hi, "census")
+    c.match = lambda fs, levels, codes: (np.array(F), classes)     # the population side, as the database gives it
+    assert c.population_ok(None, {}, np.zeros((3, 0)), np.array(f)).tolist() == expected
+
+
+@pytest.mark.parametrize("suppression", [0.0, 0.01])
+def test_delta_presence_against_a_population_table(census_db, suppression):
+    """The census holds every person three times: f / F = 1/3 in every class, at every node."""
+    def search(privacy, mode="incognito"):
+        policy = adult_policy(4, {**privacy, "max_suppression": suppression},
+                              source={"database": str(census_db), "table": "adult"})
+        with Anonymization(policy, db=str(census_db)) as run:
+            return run.search(mode)
+    everything = search({"delta_presence": {"delta_min": 0.3, "delta_max": 0.34, "population": "census"}})
+    assert len(everything.satisfying) == everything.lattice.size
+    nothing = search({"delta_presence": {"delta_min": 0.0, "delta_max": 0.3, "population": "census"}})
+    assert not nothing.satisfying
+    # with k: the delta-presence part always holds, so the result is k's
+    both = search({"k": 5, "delta_presence": {"delta_max": 0.34, "population": "census"}})
+    assert both.satisfying == search({"k": 5}).satisfying == \
+        search({"k": 5, "delta_presence": {"delta_max": 0.34, "population": "census"}}, "brute_force").satisfying
+
+
+def test_delta_presence_decisions_equal_pandas(tmp_path):
+    """Population = the table plus its men again: a class's f / F = f / (f + men in it), which varies."""
+    import duckdb
+    db = tmp_path / "p.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult WHERE sex = 'Male'")
+    con.close()
+    privacy = {"delta_presence": {"delta_max": 0.68, "population": "census"}}
+    policy = adult_policy(4, privacy, source={"database": str(db), "table": "adult"})
+    with Anonymization(policy, db=str(db)) as run:
+        found = run.search()
+        assert found.satisfying == run.search("brute_force").satisfying
+        for node in itertools.product(*(range(h + 1) for h in run.lattice.heights)):
+            g = _generalized(run, node)
+            g["male"] = pd.read_parquet(ADULT / "adult.parquet")["sex"].eq("Male").to_numpy()
+            per = g.groupby(list(run.lattice.names))["male"].agg(["size", "sum"])
+            ratio = per["size"] / (per["size"] + per["sum"])
+            assert (node in found.satisfying) == bool((ratio <= 0.68 + 1e-12).all()), node
+    assert found.minimal and len(found.satisfying) < found.lattice.size

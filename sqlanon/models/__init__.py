@@ -22,6 +22,7 @@
       records_at_risk: {threshold: 0.2, max_fraction: 0.01}
       k_map: {k: 10, sampling_fraction: 0.01, significance: 0.01, estimator: poisson|zero_truncated_poisson}
       k_map: {k: 10, population: census}                  # or against a population table
+      delta_presence: {delta_min: 0.0, delta_max: 0.5, population: census}
       max_suppression: 0.0
 
 Every model is monotone under generalization (merging blocks keeps it). With tuple suppression
@@ -41,7 +42,7 @@ from .base import Criterion, SensitiveDomain
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, multi_attribute_ok
 from .likeness import BETA_VARIANTS, BetaLikeness, DeltaDisclosure
-from .risk import KMAP_ESTIMATORS, AverageRisk, KMapEstimated, KMapPopulation, RecordsAtRisk
+from .risk import KMAP_ESTIMATORS, AverageRisk, DeltaPresence, KMapEstimated, KMapPopulation, RecordsAtRisk
 from .tcloseness import DISTANCES, TCloseness
 
 __all__ = [
@@ -52,7 +53,8 @@ __all__ = [
 ]
 
 PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
-                "records_at_risk", "k_map", "max_suppression")
+                "records_at_risk", "k_map", "delta_presence", "max_suppression")
+DELTA_PRESENCE_KEYS = ("delta_min", "delta_max", "population")
 K_MAP_KEYS = ("k", "sampling_fraction", "significance", "estimator", "population")
 BETA_KEYS = ("beta", "variant", "attribute")
 DELTA_KEYS = ("delta", "attribute")
@@ -352,6 +354,21 @@ def _k_map(spec) -> KMapEstimated | KMapPopulation:
     return KMapEstimated(k, f, alpha, estimator)
 
 
+def _delta_presence(spec) -> DeltaPresence:
+    F = "privacy.delta_presence"
+    spec = _mapping(spec, F, "{delta_min: 0.0, delta_max: 0.5, population: census}")
+    _unknown(spec, DELTA_PRESENCE_KEYS, F)
+    population = spec.get("population")
+    if not isinstance(population, str) or not population:
+        raise PolicyError(f"{F}.population", "missing; give the population table (same quasi-identifier columns, "
+                          "same database) the source is a subset of, for example population: census")
+    lo = _number(spec.get("delta_min", 0.0), f"{F}.delta_min", "a probability from 0 to 1")
+    hi = _number(spec.get("delta_max", 1.0), f"{F}.delta_max", "a probability from 0 to 1")
+    if not 0 <= lo <= hi <= 1:
+        raise PolicyError(f"{F}.delta_max", f"needs 0 <= delta_min <= delta_max <= 1; got {lo} and {hi}")
+    return DeltaPresence(lo, hi, population)
+
+
 def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     """The criteria a policy's ``privacy:`` mapping asks for, after validating every field.
 
@@ -380,6 +397,8 @@ def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> 
         out.extend(_delta_disclosure(privacy["delta_disclosure"], domains))
     if privacy.get("k_map") is not None:
         out.append(_k_map(privacy["k_map"]))
+    if privacy.get("delta_presence") is not None:
+        out.append(_delta_presence(privacy["delta_presence"]))
     if privacy.get("average_risk") is not None:
         out.append(_average_risk(privacy["average_risk"]))
     if privacy.get("records_at_risk") is not None:

@@ -247,16 +247,52 @@ class KMapPopulation(Criterion):
 
     def population_sizes(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> np.ndarray:
         """Per sample block (codes in `levels`' attribute order), the rows of the matching population class."""
+        return self.match(fs, levels, block_codes)[0]
+
+    def match(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> tuple[np.ndarray, int]:
+        """(rows of each sample block's population class, 0 when it has none; the population's classes)."""
         pop = fs.node_counts(levels, source_table=self.prepare(fs))
         radices = [fs.radix(a, lvl) for a, lvl in levels.items()]
         keys, pop_keys = _packed(block_codes, radices), _packed(pop.block_codes, radices)
         order = np.argsort(pop_keys, kind="stable")
         pos = np.clip(np.searchsorted(pop_keys[order], keys), 0, max(len(order) - 1, 0))
         found = (pop_keys[order][pos] == keys) if len(order) else np.zeros(len(keys), dtype=bool)
-        return np.where(found, pop.sizes[order][pos] if len(order) else 0, 0)
+        return np.where(found, pop.sizes[order][pos] if len(order) else 0, 0), len(pop_keys)
 
-    def population_ok(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> np.ndarray:
+    def population_ok(self, fs, levels: dict[str, int], block_codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Per sample block (codes and sizes), does it satisfy the model against the population?"""
         return self.population_sizes(fs, levels, block_codes) >= self.k_map
 
     def describe(self) -> str:
         return f"{self.k_map}-map against {self.population}"
+
+
+class DeltaPresence(KMapPopulation):
+    """delta-presence (Nergiz, Atzori, Clifton, "Hiding the Presence of Individuals from Shared Databases",
+    SIGMOD 2007, Definition 3): the table is a research subset of the population table, and for every
+    person t of the population, delta_min <= P(t in the table | the release) <= delta_max, where that
+    probability is f / F for t's generalized class (f of its F population rows are in the table).
+
+    Per released class: delta_min <= f / F <= delta_max. A population class holding no row of the table
+    has f / F = 0, and so has the class of a suppressed block; with delta_min > 0 either makes the node
+    fail (suppression cannot help then). Monotone without suppression: a merged class's f / F lies between
+    its parts', and a merged population class is empty only when all its parts were. With suppression
+    (delta_min = 0) not monotone (a merged class fails when one part did), so the search checks every
+    candidate with the full model."""
+
+    name = "delta-presence"
+
+    def __init__(self, delta_min: float, delta_max: float, population: str):
+        super().__init__(1, population)
+        self.delta_min, self.delta_max = float(delta_min), float(delta_max)
+
+    def population_ok(self, fs, levels: dict[str, int], block_codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        F, population_classes = self.match(fs, levels, block_codes)
+        ratio = np.divide(sizes, F, out=np.full(len(F), np.inf), where=F > 0)   # F = 0: not in the population
+        ok = (ratio <= self.delta_max + TOL) & (ratio >= self.delta_min - TOL)
+        if self.delta_min > 0 and (not ok.all() or population_classes > int((F > 0).sum())):
+            return np.zeros(len(ok), dtype=bool)
+        return ok
+
+    def describe(self) -> str:
+        return f"({self.delta_min:g}, {self.delta_max:g})-presence in {self.population}"
