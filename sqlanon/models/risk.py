@@ -20,8 +20,9 @@ changes with the node), so the search uses the monotone necessary part of the ot
 every candidate with the full predicate (`sqlanon.search`), exactly as for l-diversity with suppression.
 
 - k-map with an estimator (`KMapEstimated`): the population known only by its size; a bound on class
-  sizes (k'-anonymity), see `kmap_derived_k`. k-map against a population table, and delta-presence,
-  are measured by ``sqlanon risk --population`` (`sqlanon.risk.measures.journalist`).
+  sizes (k'-anonymity), see `kmap_derived_k`.
+- k-map and delta-presence against a population table (`KMapPopulation`, `DeltaPresence`): judged per
+  class against the population's classes at the same node (`population_ok`, called by the checker).
 """
 from __future__ import annotations
 
