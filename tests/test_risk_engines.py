@@ -90,3 +90,23 @@ def test_risk_models_postgres_and_spark_equal_duckdb(postgres, spark, tmp_path):
     for engine in ("postgres", "spark"):
         got = _outcome(adult_policy(ADULT_4, RISK_PRIVACY, source=_source(engine, "adult")), tmp_path)
         _assert_same(got, want)
+
+
+POPULATION_PRIVACY = {"k_map": {"k": 4, "population": "census"},
+                      "delta_presence": {"delta_max": 0.5, "population": "census"}}
+
+
+def test_population_models_postgres_equal_duckdb(postgres, tmp_path):  # noqa: F811
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.policy import load_policy
+
+    def search(engine, handle):
+        _census(engine, handle)
+        source = _source(engine, "adult") if engine != "duckdb" else {"database": str(handle), "table": "adult"}
+        policy = load_policy(adult_policy(ADULT_4, POPULATION_PRIVACY, source=source), base_dir=tmp_path)
+        with Anonymization(policy, db=str(handle) if engine == "duckdb" else None) as run:
+            result = run.search()
+            return sorted(result.satisfying), sorted(result.minimal)
+    want = search("duckdb", tmp_path / "adult.duckdb")
+    assert want[1] and len(want[0]) < 60
+    assert search("postgres", postgres) == want
