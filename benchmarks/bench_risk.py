@@ -92,8 +92,8 @@ def main() -> None:
         "",
         f"| job | median of {args.repeat} runs, wall (s) | runs (s) | median CPU time of the process, all threads (s) |",
         "|---|---:|---|---:|",
-        f"| `sqlanon risk` (every figure, in DuckDB) | {m_ours:.2f} | {', '.join(f'{x:.2f}' for x in ours)} | "
-        f"{statistics.median(ours_cpu):.2f} |",
+        (f"| `sqlanon risk` (every figure, in DuckDB) | {m_ours:.2f} | {', '.join(f'{x:.2f}' for x in ours)} | "
+        f"{statistics.median(ours_cpu):.2f} |"),
         (f"| baseline: the class-size histogram alone in pandas | {m_theirs:.2f} | "
         f"{', '.join(f'{x:.2f}' for x in theirs)} | {statistics.median(theirs_cpu):.2f} |"),
         "",
