@@ -199,26 +199,40 @@ def test_kmap_in_the_search_is_the_derived_k_anonymity():
     assert kmap.satisfying == k19.satisfying and kmap.minimal
 
 
-@pytest.fixture(scope="module")
-def census_db(tmp_path_factory):
-    """A DuckDB file with adult and census (every Adult person three times)."""
+THREE_TIMES = "SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult"
+
+
+def adult_database(db, census: str, *statements: str):
+    """A DuckDB file with table adult and table census (`census` a SELECT over adult), then `statements`."""
     import duckdb
-    db = tmp_path_factory.mktemp("census") / "census.duckdb"
     con = duckdb.connect(str(db))
     con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
-    con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult")
+    con.execute(f"CREATE TABLE census AS {census}")
+    for sql in statements:
+        con.execute(sql)
     con.close()
     return db
+
+
+@pytest.fixture(scope="module")
+def census_db(tmp_path_factory):
+    """Every Adult person three times in the census."""
+    return adult_database(tmp_path_factory.mktemp("census") / "census.duckdb", THREE_TIMES)
+
+
+def _searcher(db, suppression: float):
+    def search(privacy, mode="incognito"):
+        policy = adult_policy(4, {**privacy, "max_suppression": suppression},
+                              source={"database": str(db), "table": "adult"})
+        with Anonymization(policy, db=str(db)) as run:
+            return run.search(mode)
+    return search
 
 
 @pytest.mark.parametrize("suppression", [0.0, 0.01])
 def test_kmap_against_a_population_table(census_db, suppression):
     """Every class of the census is three times the sample's, so 6-map is 2-anonymity; brute force agrees."""
-    def search(privacy, mode="incognito"):
-        policy = adult_policy(4, {**privacy, "max_suppression": suppression},
-                              source={"database": str(census_db), "table": "adult"})
-        with Anonymization(policy, db=str(census_db)) as run:
-            return run.search(mode)
+    search = _searcher(census_db, suppression)
     kmap = search({"k_map": {"k": 6, "population": "census"}})
     assert kmap.satisfying == search({"k": 2}).satisfying
     assert kmap.satisfying == search({"k_map": {"k": 6, "population": "census"}}, "brute_force").satisfying
@@ -226,13 +240,8 @@ def test_kmap_against_a_population_table(census_db, suppression):
 
 
 def test_kmap_population_must_be_covered_by_the_hierarchies(census_db, tmp_path):
-    import duckdb
-    db = tmp_path / "c.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
-    con.execute("CREATE TABLE census AS SELECT * FROM adult")
-    con.execute("INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
-    con.close()
+    db = adult_database(tmp_path / "c.duckdb", "SELECT * FROM adult",
+                        "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
     policy = adult_policy(4, {"k_map": {"k": 6, "population": "census"}}, source={"database": str(db), "table": "adult"})
     from sqlanon.errors import DataError
     with Anonymization(policy, db=str(db)) as run, pytest.raises(DataError, match="'200' of 'age'"):
@@ -271,11 +280,7 @@ def test_delta_presence_by_hand(f, F, classes, lo, hi, expected):
 @pytest.mark.parametrize("suppression", [0.0, 0.01])
 def test_delta_presence_against_a_population_table(census_db, suppression):
     """The census holds every person three times: f / F = 1/3 in every class, at every node."""
-    def search(privacy, mode="incognito"):
-        policy = adult_policy(4, {**privacy, "max_suppression": suppression},
-                              source={"database": str(census_db), "table": "adult"})
-        with Anonymization(policy, db=str(census_db)) as run:
-            return run.search(mode)
+    search = _searcher(census_db, suppression)
     everything = search({"delta_presence": {"delta_min": 0.3, "delta_max": 0.34, "population": "census"}})
     assert len(everything.satisfying) == everything.lattice.size
     nothing = search({"delta_presence": {"delta_min": 0.0, "delta_max": 0.3, "population": "census"}})
@@ -288,12 +293,7 @@ def test_delta_presence_against_a_population_table(census_db, suppression):
 
 def test_delta_presence_decisions_equal_pandas(tmp_path):
     """Population = the table plus its men again: a class's f / F = f / (f + men in it), which varies."""
-    import duckdb
-    db = tmp_path / "p.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
-    con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult WHERE sex = 'Male'")
-    con.close()
+    db = adult_database(tmp_path / "p.duckdb", "SELECT * FROM adult UNION ALL SELECT * FROM adult WHERE sex = 'Male'")
     privacy = {"delta_presence": {"delta_max": 0.68, "population": "census"}}
     policy = adult_policy(4, privacy, source={"database": str(db), "table": "adult"})
     with Anonymization(policy, db=str(db)) as run:

@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner
 from conftest import ADULT, adult_policy
 from scipy import optimize, stats
+from test_models_risk import THREE_TIMES, adult_database
 
 from sqlanon.cli import main
 from sqlanon.risk import estimators, measures
@@ -192,13 +193,9 @@ def test_node_risk_equals_pandas_on_the_generalized_rows(tmp_path):
 
 def test_journalist_against_a_population_table(tmp_path):
     frame = pd.read_parquet(ADULT / "adult.parquet")
-    db = tmp_path / "census.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
     # the population: every person three times, and one extra class absent from the sample
-    con.execute("CREATE TABLE census AS SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult")
-    con.execute("INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'X', 'Y', 'Z')")
-    con.close()
+    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES,
+                        "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'X', 'Y', 'Z')")
     policy = adult_policy(QIS4, {"k": 2})
     policy["source"] = {"database": str(db), "table": "adult"}
     path = tmp_path / "p.yaml"
