@@ -21,6 +21,7 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
+from .models.risk import enforce_table_criteria
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
@@ -87,6 +88,11 @@ class NodeChecker:
                 a = self.attribute[id(c)]
                 if a not in self.needed:
                     self.needed.append(a)
+        # models of the whole release's class sizes (average risk, records at risk): applied after the
+        # per-block models, they may suppress further classes (`sqlanon.models.risk`)
+        self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
+        # models judged against a population table's classes at the node (k-map): need block codes
+        self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
         # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
@@ -182,7 +188,7 @@ class NodeChecker:
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
-        if self.has_multi_attribute:   # needs block codes to join refined blocks back: one node at a time
+        if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
             return [self.evaluate(levels).satisfied for levels in nodes]
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
@@ -194,7 +200,9 @@ class NodeChecker:
         min_distinct = self.min_distinct if exact else {}
         if bounds_hold and not exact:      # these nodes passed `monotone_part`: its bounds hold already
             min_size = 1
-        if exact or min_size > 1 or min_distinct:
+        # no model needs sensitive counts (k with table-level risk models): the block sizes decide the node
+        sizes_decide = not self.needed and not exact
+        if exact or sizes_decide or min_size > 1 or min_distinct:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
@@ -204,11 +212,13 @@ class NodeChecker:
                     for attribute, l in min_distinct.items():
                         below |= counts.distinct[attribute] < l
                     fits = int(counts.sizes[below].sum()) <= self.budget
-                    if exact:
-                        self._record(nodes[idx], counts.sizes, ~below, fits)
-                    elif not fits:
-                        self._record(nodes[idx], counts.sizes, None, None)
-                    if exact or not fits:
+                    if sizes_decide:
+                        out[idx] = self._judge(nodes[idx], counts).satisfied     # records the node's stats
+                    elif exact or not fits:
+                        if exact:
+                            self._record(nodes[idx], counts.sizes, ~below, fits)
+                        else:
+                            self._record(nodes[idx], counts.sizes, None, None)
                         out[idx] = fits
                     else:
                         survivors.append(idx)
@@ -256,6 +266,9 @@ class NodeChecker:
                         ok[lo:hi] &= c.block_ok(dense)
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
+        for c in self.population_criteria:
+            ok &= c.population_ok(self.fs, levels, counts.block_codes, counts.sizes)
+        ok = enforce_table_criteria(self.table_criteria, counts.sizes, ok)
         suppressed = int(counts.sizes[~ok].sum())
         self._record(levels, counts.sizes, ok, suppressed <= self.budget)
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)

@@ -342,7 +342,8 @@ def _register_feature_commands() -> None:
     from .experiments import cli as experiments_cli
     from .marginals import cli as marginals_cli
     from .maxent import cli as maxent_cli
-    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli):
+    from .risk import cli as risk_cli
+    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli, risk_cli):
         for command in module.COMMANDS:
             main.add_command(command)
 

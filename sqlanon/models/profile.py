@@ -33,6 +33,9 @@ def _finite(x: float):
 def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: dict[str, SensitiveDomain],
                      criteria: list[Criterion] = ()) -> dict:
     out: dict = {"k": int(sizes.min()) if len(sizes) else 0, "classes": int(len(sizes))}
+    for c in criteria:     # table-level models (average risk, records at risk) report on the class sizes
+        if getattr(c, "table_level", False):
+            out.update(c.value(sizes))
     names = list(domains)
     for name, mat in counts.items():
         prefix = "" if name == names[0] else f"{name}."
