@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ADULT, adult_policy
+from conftest import ADULT, adult_policy, assert_same_search
 from test_models_search import (
     test_incognito_equals_brute_force_for_every_model as same_as_brute_force,
 )
@@ -234,9 +234,11 @@ def test_kmap_against_a_population_table(census_db, suppression):
     """Every class of the census is three times the sample's, so 6-map is 2-anonymity; brute force agrees."""
     search = _searcher(census_db, suppression)
     kmap = search({"k_map": {"k": 6, "population": "census"}})
-    assert kmap.satisfying == search({"k": 2}).satisfying
-    assert kmap.satisfying == search({"k_map": {"k": 6, "population": "census"}}, "brute_force").satisfying
-    assert kmap.minimal and len(kmap.satisfying) < kmap.lattice.size
+    reference = search({"k_map": {"k": 6, "population": "census"}}, "brute_force")
+    k2 = search({"k": 2})
+    assert reference.satisfying == k2.satisfying and kmap.minimal == k2.minimal
+    assert_same_search(kmap, reference)
+    assert kmap.minimal and len(reference.satisfying) < kmap.lattice.size
 
 
 def test_kmap_population_must_be_covered_by_the_hierarchies(census_db, tmp_path):
@@ -282,13 +284,16 @@ def test_delta_presence_against_a_population_table(census_db, suppression):
     """The census holds every person three times: f / F = 1/3 in every class, at every node."""
     search = _searcher(census_db, suppression)
     everything = search({"delta_presence": {"delta_min": 0.3, "delta_max": 0.34, "population": "census"}})
-    assert len(everything.satisfying) == everything.lattice.size
+    # (with suppression the search leaves nodes above a satisfying one undecided: none of them is minimal)
+    assert len(everything.satisfying | everything.undecided) == everything.lattice.size
+    assert everything.minimal == [(0,) * len(everything.lattice.heights)]
     nothing = search({"delta_presence": {"delta_min": 0.0, "delta_max": 0.3, "population": "census"}})
     assert not nothing.satisfying
     # with k: the delta-presence part always holds, so the result is k's
     both = search({"k": 5, "delta_presence": {"delta_max": 0.34, "population": "census"}})
-    assert both.satisfying == search({"k": 5}).satisfying == \
-        search({"k": 5, "delta_presence": {"delta_max": 0.34, "population": "census"}}, "brute_force").satisfying
+    reference = search({"k": 5, "delta_presence": {"delta_max": 0.34, "population": "census"}}, "brute_force")
+    assert reference.satisfying == search({"k": 5}).satisfying
+    assert_same_search(both, reference)
 
 
 def test_delta_presence_decisions_equal_pandas(tmp_path):
