@@ -15,16 +15,16 @@ SELECT
 
 {% endif %}
 {% endfor %}
-FROM {{ source | ident }} AS src
+FROM {{ source | relation }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none and (lvl > 0 or suppressed or suppressed_codes) %}
-JOIN {{ maps[qi.name] | ident }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
+JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
 {% endif %}
 {% endfor %}
 {% if suppressed or suppressed_codes %}
 WHERE NOT EXISTS (
 {% if suppressed %}
-    SELECT 1 FROM {{ suppressed | ident }} AS sp
+    SELECT 1 FROM {{ suppressed | relation }} AS sp
 {% else %}
     SELECT 1 FROM (VALUES {% for row in suppressed_codes %}({% for v in row %}{{ v | int }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %})
         AS sp({% for col, qi, lvl in columns if qi is not none %}{% if not loop.first %}, {% endif %}{{ qi.col(lvl) | ident }}{% endfor %})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from . import templates
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
@@ -116,6 +117,28 @@ def _name(value, fieldname: str) -> str:
     return value
 
 
+# how many dotted parts a relation name may have on each engine: catalog.schema.table (DuckDB, PostgreSQL),
+# database.table (Spark's session catalog)
+NAME_PARTS = {"duckdb": 3, "postgres": 3, "spark": 2}
+
+
+def _relation_name(value, fieldname: str, engine: str) -> str:
+    """A table name as the policy writes it: ``t``, ``schema.t`` or ``catalog.schema.t`` (a part in double
+    quotes may hold a dot); checked here so a bad one is a PolicyError, not a failed statement."""
+    value = _name(value, fieldname)
+    try:
+        parts = templates.split_name(value)
+    except ValueError as e:
+        raise PolicyError(fieldname, f"{e}; write table, schema.table or catalog.schema.table (double-quote a part "
+                          "that holds a dot)") from None
+    most = NAME_PARTS.get(engine, 3)
+    if len(parts) > most:
+        shape = "database.table" if most == 2 else "catalog.schema.table"
+        raise PolicyError(fieldname, f"{value!r} has {len(parts)} dotted parts; engine {engine} takes at most {most} "
+                          f"({shape}); double-quote a part that holds a dot")
+    return value
+
+
 def _path(value, base_dir: Path, fieldname: str) -> Path:
     if not isinstance(value, str) or not value:
         raise PolicyError(fieldname, f"must be a file path; got {value!r}")
@@ -184,7 +207,16 @@ def _parse_source(raw, base_dir: Path) -> Source:
         raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
     table = raw.get("table")
     if table is not None:
-        table = _name(table, "source.table")
+        table = _relation_name(table, "source.table", engine)
+    if "database" in raw and kinds and kinds[0] != "query":
+        raise PolicyError("source.database", f"goes with table: or query: (the DuckDB file they read); a {kinds[0]} "
+                          "source is read from its file: remove database:")
+    db = None
+    if raw.get("database") is not None:
+        db = _path(raw["database"], base_dir, "source.database")
+        if not db.is_file():
+            raise PolicyError("source.database", f"database file {db} does not exist" if not db.exists() else
+                              f"{db} is not a regular file; give a DuckDB database file")
     extra = {"engine": engine}
     if engine == "postgres":
         if "dsn_env" not in raw:
@@ -207,7 +239,7 @@ def _parse_source(raw, base_dir: Path) -> Source:
             q = raw["query"]
             if not isinstance(q, str) or not q.strip():
                 raise PolicyError("source.query", "must be a SELECT statement")
-            return Source("query", table=table, query=q, **extra)
+            return Source("query", table=table, query=q, database=db, **extra)
         value = raw[kind]
         if engine == "spark" and isinstance(value, str) and "://" in value:
             return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
@@ -218,12 +250,6 @@ def _parse_source(raw, base_dir: Path) -> Source:
     if table is None:
         raise PolicyError("source.table", "missing; name the table to anonymize (or give "
                           + ("csv:, parquet: or query:)" if engine != "postgres" else "query:)"))
-    database = raw.get("database")
-    db = None
-    if database is not None:
-        db = _path(database, base_dir, "source.database")
-        if not db.exists():
-            raise PolicyError("source.database", f"database file {db} does not exist")
     return Source("table", table=table, database=db, **extra)
 
 
@@ -271,12 +297,12 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
     return out
 
 
-def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
+def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb") -> Release:
     raw = _require_mapping(raw or {}, "release")
     unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals"}
     if unknown:
         raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, marginals")
-    name = _name(raw.get("name", default_name), "release.name")
+    name = _relation_name(raw.get("name", default_name), "release.name", engine)
     materialize = raw.get("materialize", "table")
     if materialize not in MATERIALIZE:
         raise PolicyError("release.materialize", f"must be one of {', '.join(MATERIALIZE)}; got {materialize!r}")
@@ -327,6 +353,16 @@ def _parse_marginals(raw) -> list[dict]:
     return out
 
 
+def _default_release_name(src: Source) -> str:
+    """<table>_release beside a source table (in its schema), <file stem>_release for a file, query_release."""
+    if src.kind == "table" and src.table:
+        parts = templates.split_name(src.table)
+        if src.database is not None and src.engine == "duckdb":
+            parts = parts[-1:]          # the release goes into the source's file, not an attached catalog
+        return templates.join_name(parts[:-1] + [parts[-1] + "_release"])
+    return f"{src.label.split('.')[0]}_release"
+
+
 def load_policy(source, base_dir: Path | None = None) -> Policy:
     """Read and check a policy from a YAML path or a dict. Paths are relative to the policy's folder."""
     path = None
@@ -365,8 +401,7 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     utility = raw.get("utility", "discernibility")
     if utility not in UTILITY_METRICS:
         raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    default_name = f"{src.label.split('.')[0]}_release"
-    release = _parse_release(raw.get("release"), base_dir, default_name)
+    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine)
     entity = raw.get("entity_key")
     if entity is not None:
         entity = _name(entity, "entity_key")
