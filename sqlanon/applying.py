@@ -12,6 +12,7 @@ import copy
 import json
 from pathlib import Path
 
+from . import files
 from .anonymizer import Anonymization
 from .errors import PolicyError, PrivacyNotMet
 from .hierarchy import spec_kind
@@ -19,12 +20,14 @@ from .policy import load_policy, source_with_table
 
 
 def _read_manifest(path) -> dict:
+    text = files.read_text(path, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise PolicyError("MANIFEST", f"cannot read {path}: {e.strerror}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise PolicyError("MANIFEST", f"{path} is not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict):
+        raise PolicyError("MANIFEST", f"{path} holds a JSON {type(data).__name__}, not a manifest; give a manifest "
+                          "written by sqlanon anonymize --json")
     for key in ("policy", "chosen", "hierarchies"):
         if key not in data:
             raise PolicyError(f"MANIFEST.{key}", f"missing from {path}; give a manifest written by sqlanon "

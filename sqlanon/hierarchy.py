@@ -19,12 +19,14 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import hashlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .errors import PolicyError, DataError
+from . import files
+from .errors import DataError, PolicyError
 
 ROOT = "*"
 KINDS = ("taxonomy", "intervals", "round", "mask", "dates", "suppress")
@@ -130,16 +132,19 @@ def spec_kind(spec: dict, qi: str) -> str:
 EDGE_HEADER = ("child", "parent")
 
 
-def read_hierarchy_csv(path: Path, field: str) -> list[tuple[int, list[str]]]:
-    """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped."""
+def read_hierarchy_csv(path: Path, field: str, encoding: str = "utf-8") -> list[tuple[int, list[str]]]:
+    """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped.
+
+    The file must be a regular file of at most `files.HIERARCHY_LIMIT` bytes in `encoding` (UTF-8 unless
+    the spec says `encoding: latin-1`, ...): a Latin-1 file read as UTF-8 would give labels that match no
+    value, so it is refused with the line of the first undecodable byte."""
+    text = files.read_text(path, field, "hierarchy file", files.HIERARCHY_LIMIT, encoding,
+                           hint="save it as UTF-8, or name its encoding beside hierarchy:, e.g. encoding: latin-1")
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(fh), start=1)
-                    if r and any(c.strip() for c in r)]
-    except OSError as e:
-        raise PolicyError(field, f"cannot read {path}: {e.strerror}") from None
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise DataError(f"hierarchy file {path} is not a UTF-8 CSV file: {e}") from None
+        rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
+                if r and any(c.strip() for c in r)]
+    except csv.Error as e:
+        raise PolicyError(field, f"hierarchy file {path} is not a CSV file: {e}") from None
     if len(rows) < 2:
         raise DataError(f"hierarchy file {path}: needs a header row and at least one value row")
     return rows
@@ -149,10 +154,10 @@ def is_edge_header(header: list[str]) -> bool:
     return tuple(c.lower() for c in header) == EDGE_HEADER
 
 
-def load_taxonomy_csv(path: Path, attribute: str) -> HierarchyTable:
+def load_taxonomy_csv(path: Path, attribute: str, encoding: str = "utf-8") -> HierarchyTable:
     """Read a taxonomy: a wide CSV (header row, then one row per base value, one column per level) or,
     when the header is ``child,parent``, an edge table (`edge_table`)."""
-    rows = read_hierarchy_csv(path, _field(attribute) + ".hierarchy")
+    rows = read_hierarchy_csv(path, _field(attribute) + ".hierarchy", encoding)
     if is_edge_header(rows[0][1]):
         return edge_table(attribute, rows[1:], str(path))
     width = len(rows[0][1])
@@ -401,7 +406,8 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
         if not path.exists():
             raise PolicyError(field + ".hierarchy", f"file {path} does not exist; give a CSV path relative to the "
                               "policy file, or one of " + ", ".join(KINDS[1:]))
-        return load_taxonomy_csv(path, attribute)
+        encoding = files.encoding_name(spec.get("encoding", "utf-8"), field + ".encoding")
+        return load_taxonomy_csv(path, attribute, encoding)
     values = list(data_values or [])
     if kind == "intervals":
         widths = spec.get("widths")

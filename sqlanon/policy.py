@@ -11,9 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from . import templates
+from . import files, templates
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
@@ -289,10 +287,15 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             if need_hierarchy:
                 raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
             continue
-        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels"}
+        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels", "encoding"}
         if unknown:
             raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
-                              "origin or levels")
+                              "origin, levels or encoding")
+        if "encoding" in spec:
+            if spec_kind(spec, name) != "taxonomy":
+                raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
+                                  "of that file); remove it")
+            files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
         spec_kind(spec, name)
     return out
 
@@ -368,16 +371,8 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     path = None
     if isinstance(source, (str, Path)):
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise PolicyError("(file)", f"cannot read policy {path}: {e.strerror}") from None
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise PolicyError("(file)", f"{path} is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+        text = files.read_text(path, "(file)", "policy", files.POLICY_LIMIT)
+        raw = files.load_yaml(text, path, "(file)")
         base_dir = path.resolve().parent
     else:
         raw = copy.deepcopy(source)
