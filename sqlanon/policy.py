@@ -215,6 +215,10 @@ def _parse_source(raw, base_dir: Path) -> Source:
         if not db.is_file():
             raise PolicyError("source.database", f"database file {db} does not exist" if not db.exists() else
                               f"{db} is not a regular file; give a DuckDB database file")
+        with open(db, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":      # DuckDB's magic bytes, after the first block's checksum
+                raise PolicyError("source.database", f"{db} is not a DuckDB database file; for a CSV or Parquet file "
+                                  "write csv: or parquet: instead of database:")
     extra = {"engine": engine}
     if engine == "postgres":
         if "dsn_env" not in raw:
@@ -360,8 +364,6 @@ def _default_release_name(src: Source) -> str:
     """<table>_release beside a source table (in its schema), <file stem>_release for a file, query_release."""
     if src.kind == "table" and src.table:
         parts = templates.split_name(src.table)
-        if src.database is not None and src.engine == "duckdb":
-            parts = parts[-1:]          # the release goes into the source's file, not an attached catalog
         return templates.join_name(parts[:-1] + [parts[-1] + "_release"])
     return f"{src.label.split('.')[0]}_release"
 

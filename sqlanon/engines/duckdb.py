@@ -20,10 +20,11 @@ class DuckDBBackend(Backend):
     engine = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None):
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False):
         super().__init__()
         self.con = con
         self.path = path
+        self.created = created      # `connect` made the file: `close` removes it again if it stayed empty
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
@@ -167,7 +168,21 @@ class DuckDBBackend(Backend):
             rel.write_csv(str(path), header=True)
 
     def close(self) -> None:
+        """Close the connection; a database file this backend created and left without a table or view
+        (a run that failed, or wrote nothing) is removed, so a failed run leaves no empty file behind."""
+        empty = False
+        if self.created and self.path is not None:
+            try:
+                empty = not self.con.execute(
+                    "SELECT (SELECT COUNT(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                    "AND NOT temporary) + (SELECT COUNT(*) FROM duckdb_views() WHERE database_name = "
+                    "current_database() AND NOT temporary AND NOT internal)").fetchone()[0]
+            except duckdb.Error:
+                empty = False
         self.con.close()
+        if empty:
+            for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+                f.unlink(missing_ok=True)
 
 
 def _in_catalog(query: str, catalog: str) -> str:
@@ -200,8 +215,9 @@ class _Transaction:
 def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
     """Open (or create) a DuckDB database file; ":memory:" for an in-memory database."""
     in_memory = str(db) == MEMORY
+    created = not in_memory and not read_only and not Path(db).exists()
     try:
         con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
     except duckdb.Error as e:
         raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
-    return DuckDBBackend(con, None if in_memory else Path(db))
+    return DuckDBBackend(con, None if in_memory else Path(db), created=created)
