@@ -32,6 +32,8 @@ from sqlanon.policy import load_policy
 
 from conftest import ADULT, HOSPITAL, adult_policy
 
+pytestmark = pytest.mark.engines     # PostgreSQL and Spark: pytest -m "not engines" leaves them out
+
 IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 PG_ENV = "SQLANON_TEST_PG_DSN"
 PG_PASSWORD = "s3cr3t-Pw.for-tests"
@@ -340,6 +342,36 @@ def test_postgres_query_source_and_view_release(postgres, tmp_path):
                                                                      "query": query})
     assert _outcome(by_query, tmp_path)["rows"] == table["rows"]
     assert "hospital_rel__sqlanon_tmp" not in _pg_tables(postgres)
+
+
+def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
+    """schema.table for the source and the release, each part quoted (a schema name that needs quoting);
+    keep + suppression on the way (the release's suppression condition skips the kept column)."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute('CREATE SCHEMA IF NOT EXISTS "Ward 7"')
+        con.execute('CREATE TABLE IF NOT EXISTS "Ward 7".patients AS SELECT * FROM hospital')
+    reference = _outcome(_hospital_policy("postgres", {"k": 4}), tmp_path)
+    for kind in ("table", "view"):
+        policy = dict(_hospital_policy("postgres", {"k": 4}, name='"Ward 7".rel', materialize=kind),
+                      source={"engine": "postgres", "dsn_env": PG_ENV, "table": '"Ward 7".patients'})
+        out = _outcome(policy, tmp_path)
+        assert out["rows"] == reference["rows"]
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            kinds = con.execute("SELECT table_type FROM information_schema.tables WHERE table_schema = 'Ward 7' "
+                                "AND table_name = 'rel'").fetchall()
+        assert kinds == [("BASE TABLE" if kind == "table" else "VIEW",)]
+    assert "rel" not in _pg_tables(postgres)              # nothing in the current schema
+
+
+def test_spark_database_qualified_source_and_release(spark, tmp_path):
+    spark.sql("CREATE DATABASE IF NOT EXISTS ward")
+    spark.sql("CREATE TABLE IF NOT EXISTS ward.patients USING parquet AS SELECT * FROM hospital")
+    reference = _outcome(_hospital_policy("spark", {"k": 4}), tmp_path)
+    policy = dict(_hospital_policy("spark", {"k": 4}, name="ward.rel"),
+                  source={"engine": "spark", "master": "local[2]", "table": "ward.patients"})
+    assert _outcome(policy, tmp_path)["rows"] == reference["rows"]
+    assert spark.catalog.tableExists("rel", "ward")
 
 
 @pytest.mark.parametrize("engine", ["postgres", "spark"])
