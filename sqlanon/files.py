@@ -103,7 +103,7 @@ def load_yaml(text: str, path: Path | str, field: str):
     """Parse YAML text (a policy or knowledge file) with PyYAML's safe loader; a syntax error or a key
     given twice in one mapping is a PolicyError naming the line."""
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)   # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=_UniqueKeyLoader)   # a SafeLoader subclass
     except DuplicateKey as e:
         raise PolicyError(field, f"{path}: key {e.key!r} appears twice in the same mapping (lines {e.first} and "
                           f"{e.again}); YAML would keep only the last: merge them into one") from None

@@ -20,6 +20,7 @@ import csv
 import datetime as _dt
 import hashlib
 import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from . import files
 from .errors import DataError, PolicyError
 
 ROOT = "*"
+ROUND_LEVELS = 18     # `round` drops up to 17 digits: 10**17 is still exact in a double
 KINDS = ("taxonomy", "intervals", "round", "mask", "dates", "suppress")
 
 
@@ -412,20 +414,21 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
     if kind == "intervals":
         widths = spec.get("widths")
         if not isinstance(widths, list) or not widths or not all(
-                isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths):
+                isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf for w in widths):
             raise PolicyError(field + ".widths", f"must be a list of positive numbers; got {widths!r}")
         for a, b in zip(widths, widths[1:]):
             if b <= a or (b / a) != int(b / a):
                 raise PolicyError(field + ".widths", f"each width must be a multiple of the previous one "
                                   f"(nested intervals); {b} is not a multiple of {a}")
         origin = spec.get("origin", 0)
-        if not isinstance(origin, (int, float)) or isinstance(origin, bool):
+        if not isinstance(origin, (int, float)) or isinstance(origin, bool) or not math.isfinite(origin):
             raise PolicyError(field + ".origin", f"must be a number; got {origin!r}")
         return interval_table(attribute, values, list(widths), origin)
     if kind == "round":
         levels = spec.get("levels")
-        if not isinstance(levels, int) or isinstance(levels, bool) or levels < 1:
-            raise PolicyError(field + ".levels", f"must be a positive integer (digits to round); got {levels!r}")
+        if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= ROUND_LEVELS:
+            raise PolicyError(field + ".levels", f"must be an integer from 1 to {ROUND_LEVELS} (digits to round); "
+                              f"got {levels!r}")
         table = interval_table(attribute, values, [10 ** j for j in range(1, levels)], 0)
         table.source = f"round {levels}"
         return table

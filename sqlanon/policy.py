@@ -248,6 +248,9 @@ def _parse_source(raw, base_dir: Path) -> Source:
         path = _path(value, base_dir, f"source.{kind}")
         if not path.exists():
             raise PolicyError(f"source.{kind}", f"file {path} does not exist")
+        if not (path.is_file() or path.is_dir()):      # a folder is a partitioned data set
+            raise PolicyError(f"source.{kind}", f"{path} is not a regular file (a device, pipe or socket); give "
+                              f"a {kind.upper() if kind == 'csv' else 'Parquet'} file")
         return Source(kind, table=table, path=path, **extra)
     if table is None:
         raise PolicyError("source.table", "missing; name the table to anonymize (or give "
@@ -273,9 +276,13 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
         for i, name in enumerate(raw):
             if isinstance(name, dict) and len(name) == 1:
                 (n, spec), = name.items()
-                out[_name(n, f"{fieldname}[{i}]")] = _require_mapping(spec, f"{fieldname}.{n}")
+                n = _name(n, f"{fieldname}[{i}]")
+                value = _require_mapping(spec, f"{fieldname}.{n}")
             else:
-                out[_name(name, f"{fieldname}[{i}]")] = None
+                n, value = _name(name, f"{fieldname}[{i}]"), None
+            if n in out:
+                raise PolicyError(f"{fieldname}[{i}]", f"column '{n}' is listed twice; give each column once")
+            out[n] = value
     elif isinstance(raw, dict):
         for name, spec in raw.items():
             _name(name, fieldname)
@@ -304,7 +311,9 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
     return out
 
 
-def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb") -> Release:
+def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb",
+                   quasi_identifiers: dict | None = None) -> Release:
+    quasi_identifiers = quasi_identifiers or {}
     raw = _require_mapping(raw or {}, "release")
     unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals"}
     if unknown:
@@ -316,6 +325,12 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
     keep = raw.get("keep", []) or []
     if not isinstance(keep, list) or not all(isinstance(c, str) for c in keep):
         raise PolicyError("release.keep", f"must be a list of column names; got {keep!r}")
+    for i, c in enumerate(keep):
+        if c in keep[:i]:
+            raise PolicyError(f"release.keep[{i}]", f"column '{c}' is listed twice; give each column once")
+        if c in quasi_identifiers:
+            raise PolicyError(f"release.keep[{i}]", f"'{c}' is a quasi-identifier, released generalized, never "
+                              "unchanged; remove it from keep")
     export = raw.get("export", []) or []
     if isinstance(export, str):
         export = [export]
@@ -398,7 +413,7 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     utility = raw.get("utility", "discernibility")
     if utility not in UTILITY_METRICS:
         raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine)
+    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine, qis)
     entity = raw.get("entity_key")
     if entity is not None:
         entity = _name(entity, "entity_key")

@@ -18,18 +18,17 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import HOSPITAL, ROOT
 
 from sqlanon.cli import main
-
-from conftest import HOSPITAL, ROOT
 
 ROWS = [(13053, 28, "Russian", "Heart Disease"), (13068, 29, "American", "Heart Disease"),
         (13068, 21, "Japanese", "Viral Infection"), (13053, 23, "American", "Viral Infection"),
@@ -292,6 +291,17 @@ CASES = [
     Case("release-materialize-bad", release(materialize="copy"), "release.materialize"),
     Case("release-keep-a-string", release(keep="customer_id"), "release.keep"),
     Case("release-keep-not-in-source", release(keep=["customer"]), "release.keep: column 'customer' is not in"),
+    Case("release-keep-a-qi", release(keep=["age"]), "release.keep[0]': 'age' is a quasi-identifier"),
+    Case("release-keep-twice", release(keep=["customer_id", "customer_id"]), "release.keep[1]': column 'customer_id' "
+         "is listed twice"),
+    Case("sensitive-twice", edit(sensitive=["condition", "condition"]), "sensitive[1]': column 'condition' is listed"),
+    Case("round-levels-huge", qi("age", {"hierarchy": "round", "levels": 400}), "from 1 to 18"),
+    Case("intervals-infinite-width", qi("age", {"hierarchy": "intervals", "widths": [float("inf")]}),
+         "quasi_identifiers.age.widths"),
+    Case("intervals-nan-origin", qi("age", {"hierarchy": "intervals", "widths": [10], "origin": float("nan")}),
+         "quasi_identifiers.age.origin"),
+    Case("source-csv-dev-zero", source(csv="/dev/zero"), "/dev/zero is not a regular file"),
+    Case("source-parquet-is-csv", source(parquet="hospital.csv"), "cannot read source hospital.csv"),
     Case("release-export-suffix", release(export=["out.xlsx"]), "release.export[0]"),
     Case("release-name-reserved", release(name="__sqlanon_x"), "reserved"),
     Case("release-name-four-parts", release(name="a.b.c.d"), "release.name"),
@@ -404,7 +414,7 @@ def test_bad_input_subprocess(case_id, template, tmp_path):
     before = snapshot(folder)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     r = subprocess.run([sys.executable, "-m", "sqlanon.cli", *case.args], cwd=folder, env=env,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 2, r.stderr
     _assert_one_line(r.stderr, case.expect)
     assert snapshot(folder) == before

@@ -345,8 +345,8 @@ def test_postgres_query_source_and_view_release(postgres, tmp_path):
 
 
 def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
-    """schema.table for the source and the release, each part quoted (a schema name that needs quoting);
-    keep + suppression on the way (the release's suppression condition skips the kept column)."""
+    """schema.table for the source and the release, each part quoted (a schema name that needs quoting): the
+    same rows as the unqualified run, the release (table, then view) in that schema and not in the current one."""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute('CREATE SCHEMA IF NOT EXISTS "Ward 7"')
