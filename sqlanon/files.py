@@ -77,9 +77,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
     seen: dict = {}
-    for key_node, _ in node.value:
+    for key_node, _ in node.value:    # the keys written here; a merge (<<: *base) may be overridden
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
         key = loader.construct_object(key_node, deep=True)
         try:
             first = seen.setdefault(key, key_node.start_mark.line + 1)
@@ -87,6 +88,7 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
             continue
         if first != key_node.start_mark.line + 1:
             raise DuplicateKey(key, first, key_node.start_mark.line + 1)
+    loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=deep)
 
 

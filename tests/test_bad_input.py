@@ -507,3 +507,15 @@ def test_latin1_hierarchy_with_encoding(template, tmp_path):
     # or '*': either way the released nationality labels are the regions, decoded from Latin-1
     labels = {r[0] for r in _rows(folder / "data.duckdb", "SELECT DISTINCT nationality FROM rel")}
     assert labels == {"Européen", "Américain"}
+
+
+def test_yaml_duplicate_keys_and_merges():
+    """A key written twice is refused with both lines; a key overriding a merged one (<<: *base) is not a
+    duplicate, and keeps YAML's meaning (the written value wins)."""
+    from sqlanon.errors import PolicyError
+    from sqlanon.files import load_yaml
+    assert load_yaml("base: &b {k: 4, l: 2}\nprivacy:\n  <<: *b\n  k: 5\n", "p.yaml", "(file)") == \
+        {"base": {"k": 4, "l": 2}, "privacy": {"k": 5, "l": 2}}
+    with pytest.raises(PolicyError, match=r"key 'c' appears twice in the same mapping \(lines 3 and 5\)"):
+        load_yaml("a: 1\nb:\n  c: 1\n  d: 0\n  c: 2\n", "p.yaml", "(file)")
+    assert load_yaml("1: a\n'1': b\n", "p.yaml", "(file)") == {1: "a", "1": "b"}     # different keys
