@@ -67,7 +67,17 @@ def template(tmp_path_factory) -> Path:
     con.execute("CREATE TABLE null_condition AS SELECT * FROM hospital")
     con.execute("UPDATE null_condition SET condition = NULL WHERE customer_id = 5")
     con.close()
+    # a manifest of a real release (made beside the template, not in it) for the cases that edit one
+    made = tmp_path_factory.mktemp("bad_input_manifest")
+    shutil.copytree(d, made, dirs_exist_ok=True)
+    (made / "p.yaml").write_text(yaml.safe_dump(BASE_POLICY, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(main, ["anonymize", str(made / "p.yaml"), "-q", "--json", str(made / "m.json")])
+    assert result.exit_code == 0, result.output
+    GOOD_MANIFEST.update(json.loads((made / "m.json").read_text(encoding="utf-8")))
     return d
+
+
+GOOD_MANIFEST: dict = {}
 
 
 _CONTENT: dict[str, str] = {}     # a DuckDB file's byte hash -> its content hash (opening DuckDB is the slow part)
@@ -176,6 +186,20 @@ def fifo(path: str) -> Setup:
     """A named pipe: reading one would wait for a writer for ever."""
     def setup(folder, pol):
         os.mkfifo(folder / path)
+        return pol
+    return setup
+
+
+def edited_manifest(path: str, value) -> Setup:
+    """The template's real manifest with one field (dotted path) replaced, written as m.json."""
+    def setup(folder, pol):
+        data = json.loads(json.dumps(GOOD_MANIFEST))
+        cur = data
+        keys = path.split(".")
+        for k in keys[:-1]:
+            cur = cur[k]
+        cur[keys[-1]] = value
+        (folder / "m.json").write_text(json.dumps(data), encoding="utf-8")
         return pol
     return setup
 
@@ -349,6 +373,20 @@ CASES = [
     Case("manifest-dev-zero", lambda f, p: p, "/dev/zero is not a regular file",
          ["apply", "/dev/zero", "--source", "hospital.csv", "-q"]),
     Case("manifest-fifo", fifo("m.json"), "m.json is not a regular file", GOOD_MANIFEST_ARGS),
+    Case("manifest-policy-a-list", edited_manifest("policy", []), "MANIFEST.policy'", GOOD_MANIFEST_ARGS),
+    Case("manifest-source-a-number", edited_manifest("policy.source", 5), "MANIFEST.policy.source'",
+         ["report", "m.json", "-q"]),
+    Case("manifest-chosen-empty", edited_manifest("chosen", {}), "MANIFEST.chosen.levels'", GOOD_MANIFEST_ARGS),
+    Case("manifest-levels-text", edited_manifest("chosen.levels", {"age": "x"}), "MANIFEST.chosen.levels'",
+         ["sql", "m.json"]),
+    Case("manifest-level-too-high", edited_manifest("chosen.levels", {"zip_code": 0, "age": 9, "nationality": 0}),
+         "node.age': level must be an integer from 0 to 2", GOOD_MANIFEST_ARGS),
+    Case("manifest-hierarchies-a-list", edited_manifest("hierarchies", []), "MANIFEST.hierarchies'",
+         GOOD_MANIFEST_ARGS),
+    Case("manifest-hierarchy-changed", edited_manifest("hierarchies.age.sha256_16", "0" * 16),
+         "changed since the manifest was written", GOOD_MANIFEST_ARGS),
+    Case("manifest-policy-dir-a-number", edited_manifest("policy_dir", 5), "MANIFEST.policy_dir'",
+         GOOD_MANIFEST_ARGS),
     Case("report-manifest-not-json", manifest("nope"), "is not JSON", ["report", "m.json", "-q"]),
     # -- command-line values --------------------------------------------------------------------------
     Case("check-node-and-table", lambda f, p: p, "give --node or --table, not both",
