@@ -251,7 +251,10 @@ def parse_knowledge(raw, prefix: str = "knowledge") -> Knowledge:
     if unknown:
         raise PolicyError(unknown[0], "unknown key; a knowledge file has knowledge: (a list) and persons:")
     persons = {}
-    for name, qi in (raw.get("persons") or {}).items():
+    named = raw.get("persons") or {}
+    if not isinstance(named, dict):
+        raise PolicyError("persons", f"must be a mapping of name -> {{attribute: value}}; got {named!r}")
+    for name, qi in named.items():
         persons[str(name)] = _mapping(qi, f"persons.{name}")
     items = raw.get("knowledge") or []
     if not isinstance(items, list):
