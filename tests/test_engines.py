@@ -371,7 +371,7 @@ def test_spark_database_qualified_source_and_release(spark, tmp_path):
     policy = dict(_hospital_policy("spark", {"k": 4}, name="ward.rel"),
                   source={"engine": "spark", "master": "local[2]", "table": "ward.patients"})
     assert _outcome(policy, tmp_path)["rows"] == reference["rows"]
-    assert spark.catalog.tableExists("rel", "ward")
+    assert spark.catalog.tableExists("ward.rel")
 
 
 @pytest.mark.parametrize("engine", ["postgres", "spark"])
