@@ -326,10 +326,14 @@ def file_problems(path: Path) -> dict:
 
 def _number(v: str, attribute: str) -> float:
     try:
-        return float(v)
+        x = float(v)
     except ValueError:
         raise DataError(f"column '{attribute}': value {v!r} is not a number, but its hierarchy "
                         "(intervals/round) needs numbers; use a taxonomy CSV instead") from None
+    if not math.isfinite(x):
+        raise DataError(f"column '{attribute}': value {v!r} is not a finite number and falls in no interval; "
+                        "filter it out with a query: source, or use a taxonomy CSV") from None
+    return x
 
 
 def _fmt(x: float) -> str:

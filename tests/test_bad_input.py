@@ -64,6 +64,9 @@ def template(tmp_path_factory) -> Path:
     con.execute("CREATE TABLE empty AS SELECT * FROM hospital LIMIT 0")
     con.execute("CREATE TABLE nulls AS SELECT * FROM hospital")
     con.execute("UPDATE nulls SET age = NULL WHERE customer_id = 3")
+    con.execute("CREATE TABLE nan_age AS SELECT customer_id, zip_code, age::DOUBLE AS age, nationality, condition "
+                "FROM hospital")
+    con.execute("UPDATE nan_age SET age = 'nan'::DOUBLE WHERE customer_id = 2")
     con.execute("CREATE TABLE null_condition AS SELECT * FROM hospital")
     con.execute("UPDATE null_condition SET condition = NULL WHERE customer_id = 5")
     con.close()
@@ -361,6 +364,10 @@ CASES = [
          "conditions.csv does not exist"),
     # -- data ---------------------------------------------------------------------------------------------
     Case("data-null-qi", source(database="data.duckdb", table="nulls"), "column 'age' has 1 NULL"),
+    Case("data-nan-in-intervals", lambda f, p: {**p, "source": {"database": "data.duckdb", "table": "nan_age"},
+                                                 "quasi_identifiers": {**p["quasi_identifiers"],
+                                                                       "age": {"hierarchy": "intervals", "widths": [10]}}},
+         "column 'age': value 'nan' is not a finite number"),
     Case("data-empty-table", source(database="data.duckdb", table="empty"), "has no rows"),
     Case("data-empty-csv", write("e.csv", "zip_code,age,nationality,condition\n", source(csv="e.csv")),
          "has no rows"),
