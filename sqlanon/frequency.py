@@ -249,7 +249,7 @@ class FrequencySet:
             values = sorted(values)
         levels = None
         if spec is not None:
-            table = build_table(name, spec, self.policy.base_dir, values)
+            table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
             position = {v: i for i, v in enumerate(table.values)}
             missing = [v for v in values if v not in position]
             if missing:

@@ -118,16 +118,18 @@ def tree_problems(values: list[str], labels: list[list[str]]) -> dict[str, list[
     return out
 
 
-def _field(qi: str) -> str:
-    return f"quasi_identifiers.{qi}"
+def _field(qi: str, section: str = "quasi_identifiers") -> str:
+    return f"{section}.{qi}"
 
 
-def spec_kind(spec: dict, qi: str) -> str:
+def spec_kind(spec: dict, qi: str, section: str = "quasi_identifiers") -> str:
+    """The kind of a hierarchy spec; `section` (quasi_identifiers or sensitive) names the field in errors."""
     kind = spec.get("hierarchy")
     if kind is None:
-        raise PolicyError(_field(qi) + ".hierarchy", "missing; give a CSV path or one of " + ", ".join(KINDS[1:]))
+        raise PolicyError(_field(qi, section) + ".hierarchy", "missing; give a CSV path or one of "
+                          + ", ".join(KINDS[1:]))
     if not isinstance(kind, str):
-        raise PolicyError(_field(qi) + ".hierarchy", f"must be a string; got {kind!r}")
+        raise PolicyError(_field(qi, section) + ".hierarchy", f"must be a string; got {kind!r}")
     return kind if kind in KINDS[1:] else "taxonomy"
 
 
@@ -156,10 +158,11 @@ def is_edge_header(header: list[str]) -> bool:
     return tuple(c.lower() for c in header) == EDGE_HEADER
 
 
-def load_taxonomy_csv(path: Path, attribute: str, encoding: str = "utf-8") -> HierarchyTable:
+def load_taxonomy_csv(path: Path, attribute: str, encoding: str = "utf-8",
+                      section: str = "quasi_identifiers") -> HierarchyTable:
     """Read a taxonomy: a wide CSV (header row, then one row per base value, one column per level) or,
     when the header is ``child,parent``, an edge table (`edge_table`)."""
-    rows = read_hierarchy_csv(path, _field(attribute) + ".hierarchy", encoding)
+    rows = read_hierarchy_csv(path, _field(attribute, section) + ".hierarchy", encoding)
     if is_edge_header(rows[0][1]):
         return edge_table(attribute, rows[1:], str(path))
     width = len(rows[0][1])
@@ -397,14 +400,15 @@ def suppress_table(attribute: str, values: list[str]) -> HierarchyTable:
     return HierarchyTable(attribute, values, [list(values), [ROOT] * len(values)], source="suppress")
 
 
-def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[str] | None) -> HierarchyTable:
+def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[str] | None,
+                section: str = "quasi_identifiers") -> HierarchyTable:
     """The HierarchyTable for one attribute from its policy spec.
 
     Generated kinds (intervals, round, mask, dates, suppress) are built over the distinct values
     present in the data (`data_values`); a taxonomy comes from its file and must cover them.
     """
-    kind = spec_kind(spec, attribute)
-    field = _field(attribute)
+    kind = spec_kind(spec, attribute, section)
+    field = _field(attribute, section)
     if kind == "taxonomy":
         path = Path(spec["hierarchy"])
         if not path.is_absolute():
@@ -413,7 +417,7 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
             raise PolicyError(field + ".hierarchy", f"file {path} does not exist; give a CSV path relative to the "
                               "policy file, or one of " + ", ".join(KINDS[1:]))
         encoding = files.encoding_name(spec.get("encoding", "utf-8"), field + ".encoding")
-        return load_taxonomy_csv(path, attribute, encoding)
+        return load_taxonomy_csv(path, attribute, encoding, section)
     values = list(data_values or [])
     if kind == "intervals":
         widths = spec.get("widths")

@@ -303,11 +303,11 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
                               "origin, levels or encoding")
         if "encoding" in spec:
-            if spec_kind(spec, name) != "taxonomy":
+            if spec_kind(spec, name, fieldname) != "taxonomy":
                 raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
                                   "of that file); remove it")
             files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
-        spec_kind(spec, name)
+        spec_kind(spec, name, fieldname)
     return out
 
 

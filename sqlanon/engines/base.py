@@ -78,9 +78,14 @@ def name_parts(name: str) -> list[str | None]:
 def source_select(query: str, dialect: str) -> str:
     """A policy's `source.query`, written in the engine's dialect, checked to be exactly one SELECT and
     returned as template-dialect text (the body of the source view). Anything else is a PolicyError."""
-    from sqlglot.errors import SqlglotError
+    from sqlglot.errors import ParseError, SqlglotError
     try:
         statements = [s for s in templates.sqlglot.parse(query, read=dialect) if s is not None]
+    except ParseError as e:
+        first = e.errors[0] if e.errors else {}
+        where = f" (line {first['line']}, column {first['col']})" if first.get("line") else ""
+        what = str(first.get("description") or e).split(" but got <")[0]
+        raise PolicyError("source.query", f"is not valid SQL for {dialect}{where}: {what}") from None
     except SqlglotError as e:
         raise PolicyError("source.query", f"is not valid SQL for {dialect}: {str(e).splitlines()[0]}") from None
     if len(statements) != 1:

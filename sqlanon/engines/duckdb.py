@@ -122,7 +122,13 @@ class DuckDBBackend(Backend):
                 catalog = self._attach_source_database(source)
                 if catalog is not None:
                     query = _in_catalog(query, catalog)
-                self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
+                try:
+                    self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
+                except DataError as e:     # the query names a table or column that is not there
+                    reason = str(e).split("): ", 1)[-1]
+                    raise PolicyError("source.query", f"DuckDB cannot run it"
+                                      + (f" against {source.database}" if source.database else "")
+                                      + f": {reason}") from None
             else:
                 catalog, schema, table = name_parts(source.table)
                 attached = self._attach_source_database(source)
