@@ -374,6 +374,28 @@ def test_spark_database_qualified_source_and_release(spark, tmp_path):
     assert spark.catalog.tableExists("ward.rel")
 
 
+def test_spark_failed_view_release_in_a_database_leaves_nothing(spark, tmp_path, monkeypatch):
+    """Spark has no transactions: the tables a failed view release created (its mapping tables, persisted
+    in the release's database) are dropped again, in that database too."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS ward")
+    policy = dict(_hospital_policy("spark", {"k": 4}, name="ward.failed", materialize="view"),
+                  source={"engine": "spark", "master": "local[2]", "table": "hospital"})
+    with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+        run.search()
+        run.score_minimal()
+        run.choose()
+        real = run.backend.execute
+
+        def failing(template, *args, **kwargs):
+            if template == "release_view.sql":
+                raise DataError("the view statement failed")
+            return real(template, *args, **kwargs)
+        monkeypatch.setattr(run.backend, "execute", failing)
+        with pytest.raises(DataError, match="the view statement failed"):
+            run.materialize()
+    assert [t.name for t in spark.catalog.listTables("ward") if t.name.startswith("failed")] == []
+
+
 @pytest.mark.parametrize("engine", ["postgres", "spark"])
 def test_exports_equal_duckdb_exports(request, engine, tmp_path):
     request.getfixturevalue("postgres" if engine == "postgres" else "spark")

@@ -331,7 +331,9 @@ class SparkBackend(Backend):
         return _DropOnFailure(self)
 
     def _tables(self) -> set[str]:
-        return {t.name for t in self.spark.catalog.listTables() if not t.isTemporary}
+        """Every persistent table of every database, as database.table (a release may go into any)."""
+        return {templates.join_name([db.name, t.name]) for db in self.spark.catalog.listDatabases()
+                for t in self.spark.catalog.listTables(db.name) if not t.isTemporary}
 
     # -- the source -------------------------------------------------------------------------------
     def attach_source(self, source) -> str:
