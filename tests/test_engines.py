@@ -364,6 +364,21 @@ def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
     assert "rel" not in _pg_tables(postgres)              # nothing in the current schema
 
 
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_source_query_is_one_select(request, engine, tmp_path):
+    """A second statement after the SELECT (or no SELECT at all) is refused before anything runs."""
+    request.getfixturevalue(engine)
+    source = {"engine": "postgres", "dsn_env": PG_ENV} if engine == "postgres" else {"engine": "spark",
+                                                                                     "master": "local[2]"}
+    for query, needle in [("SELECT * FROM hospital; DROP TABLE hospital", "got 2 statements"),
+                          ("DELETE FROM hospital", "must be one SELECT statement"),
+                          ("SELECT * FROM WHERE", f"is not valid SQL for {engine}")]:
+        policy = dict(_hospital_policy(engine, {"k": 4}), source={**source, "query": query})
+        _one_line_error(_cli(["anonymize", _write_policy(tmp_path, policy), "-q"]), needle)
+    if engine == "postgres":
+        assert "hospital" in _pg_tables(request.getfixturevalue("postgres"))
+
+
 def test_spark_database_qualified_source_and_release(spark, tmp_path):
     spark.sql("CREATE DATABASE IF NOT EXISTS ward")
     spark.sql("CREATE TABLE IF NOT EXISTS ward.patients USING parquet AS SELECT * FROM hospital")
