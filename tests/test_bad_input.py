@@ -576,3 +576,20 @@ def test_yaml_duplicate_keys_and_merges():
     with pytest.raises(PolicyError, match=r"key 'c' appears twice in the same mapping \(lines 3 and 5\)"):
         load_yaml("a: 1\nb:\n  c: 1\n  d: 0\n  c: 2\n", "p.yaml", "(file)")
     assert load_yaml("1: a\n'1': b\n", "p.yaml", "(file)") == {1: "a", "1": "b"}     # different keys
+
+
+@pytest.mark.parametrize("kind", ["table", "view"])
+def test_marginals_beside_a_schema_qualified_release(template, tmp_path, kind):
+    """Marginals released with s.rel go into schema s beside it (<release>__marginal_<i>)."""
+    folder = tmp_path / "d"
+    shutil.copytree(template, folder)
+    pol = {**BASE_POLICY, "release": {"name": "s.rel", "materialize": kind,
+                                      "marginals": [{"attributes": {"age": 1, "condition": 0}}]}}
+    (folder / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(main, ["marginals", str(folder / "p.yaml"), "--search", "none", "-q"])
+    assert result.exit_code == 0, result.output + result.stderr
+    names = _rows(folder / "data.duckdb", "SELECT table_schema, table_name FROM information_schema.tables "
+                  "WHERE table_name LIKE 'rel%' AND table_name NOT LIKE '%map%' ORDER BY 2")
+    assert names == [("s", "rel"), ("s", "rel__marginal_1")]
+    counts = _rows(folder / "data.duckdb", "SELECT SUM(count) FROM s.rel__marginal_1")
+    assert counts == [(12,)]
