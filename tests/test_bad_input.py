@@ -274,6 +274,11 @@ CASES = [
          "source.password': connection details do not go in the policy"),
     Case("postgres-dsn-env-unset", source(engine="postgres", dsn_env="SQLANON_TEST_UNSET_DSN", table="t"),
          "SQLANON_TEST_UNSET_DSN is not set"),
+    Case("postgres-unreachable", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
+         "cannot connect to PostgreSQL at 127.0.0.1:1/nodb as nobody",
+         env={"SQLANON_TEST_BAD_DSN": "postgresql://nobody:pw@127.0.0.1:1/nodb?connect_timeout=2"}),
+    Case("postgres-dsn-garbage", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
+         "does not hold a valid PostgreSQL connection string", env={"SQLANON_TEST_BAD_DSN": "not a dsn"}),
     Case("postgres-table-four-parts", source(engine="postgres", dsn_env="X", table="a.b.c.d"), "at most 3"),
     Case("spark-table-three-parts", source(engine="spark", table="c.db.t"), "engine spark takes at most 2"),
     Case("spark-master-empty", source(engine="spark", master="", table="t"), "source.master"),
@@ -456,6 +461,8 @@ def test_bad_input(case: Case, template, tmp_path, monkeypatch):
     assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == 2, (result.exit_code, result.stderr)
     _assert_one_line(result.stderr, case.expect, result.output)
+    for secret in ("pw@", ":pw"):
+        assert secret not in result.stderr                  # a password in a DSN is never shown
     assert snapshot(folder) == before
 
 
