@@ -55,9 +55,8 @@ def report(manifest, out, external, min_cell, threshold, groups, group_level, db
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
     from .progress import Progress
     from .report import report_from_manifest
-    if not Path(manifest).is_file():
-        raise PolicyError("MANIFEST", f"file {manifest} does not exist; give a manifest written by "
-                          "sqlanon anonymize --json")
+    from . import files
+    files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,
                                 groups=groups, group_level=group_level,
                                 progress=Progress(enabled=False) if quiet else Progress())

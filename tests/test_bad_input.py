@@ -402,6 +402,12 @@ CASES = [
          GOOD_MANIFEST_ARGS),
     Case("report-manifest-not-json", manifest("nope"), "is not JSON", ["report", "m.json", "-q"]),
     # -- command-line values --------------------------------------------------------------------------
+    Case("report-manifest-dev-zero", lambda f, p: p, "manifest /dev/zero is not a regular file",
+         ["report", "/dev/zero", "-q"]),
+    Case("attack-groups-dev-zero", lambda f, p: p, "'--groups': groups file /dev/zero is not a regular file",
+         ["attack", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--groups", "/dev/zero", "-q"]),
+    Case("hierarchy-check-dev-zero", lambda f, p: p, "'FILE': hierarchy file /dev/zero is not a regular file",
+         ["hierarchy", "check", "/dev/zero", "--data", "hospital.csv"]),
     Case("check-node-and-table", lambda f, p: p, "give --node or --table, not both",
          ["check", "p.yaml", "--node", "age=1", "--table", "hospital"]),
     Case("check-table-missing", lambda f, p: p, "source table 'patients' does not exist",
