@@ -606,3 +606,32 @@ def test_marginals_beside_a_schema_qualified_release(template, tmp_path, kind):
     assert names == [("s", "rel"), ("s", "rel__marginal_1")]
     counts = _rows(folder / "data.duckdb", "SELECT SUM(count) FROM s.rel__marginal_1")
     assert counts == [(12,)]
+
+
+@pytest.mark.parametrize("name, parts, sql", [
+    ("t", ["t"], '"t"'),
+    ("s.t", ["s", "t"], '"s"."t"'),
+    ("c.s.t", ["c", "s", "t"], '"c"."s"."t"'),
+    ('"Ward 7".patients', ["Ward 7", "patients"], '"Ward 7"."patients"'),
+    ('sales."2024.q1"', ["sales", "2024.q1"], '"sales"."2024.q1"'),
+    ('"a""b".t', ['a"b', "t"], '"a""b"."t"'),
+    ('s."t"__sqlanon_tmp', ["s", "t__sqlanon_tmp"], '"s"."t__sqlanon_tmp"'),   # the release's temporary name
+])
+def test_relation_names(name, parts, sql):
+    from sqlanon import templates
+    assert templates.split_name(name) == parts
+    assert templates.relation(name) == sql
+    assert templates.split_name(templates.join_name(parts)) == parts
+
+
+def test_relation_names_round_trip():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from sqlanon import templates
+    part = st.text(alphabet=st.sampled_from('ab.Z "_7'), min_size=1, max_size=6).filter(str.strip)
+
+    @given(st.lists(part, min_size=1, max_size=3))
+    def check(parts):
+        assert templates.split_name(templates.join_name(parts)) == parts
+    check()
