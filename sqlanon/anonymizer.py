@@ -46,8 +46,9 @@ class Candidate:
 
 
 def default_db(policy: Policy) -> Path | None:
-    """Where the release goes: the source's DuckDB file, else a file beside the policy."""
-    if policy.source.kind == "table" and policy.source.database is not None:
+    """Where the release goes: the source's DuckDB file (`database:` of a table or query), else a file beside
+    the policy."""
+    if policy.source.kind in ("table", "query") and policy.source.database is not None:
         return policy.source.database
     stem = policy.path.stem if policy.path else "sqlanon"
     return policy.base_dir / f"{stem}.duckdb"

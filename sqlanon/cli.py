@@ -98,7 +98,37 @@ def _summary(run) -> None:
         click.echo(f"released {o['kind']} {o['name']}{where}: {o['rows']:,} rows")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineUsageError(click.ClickException):
+    """A command-line usage error (unknown option, bad choice, missing argument) shown as the one line every
+    other bad input gets, with the help command to run, instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, error: click.UsageError):
+        where = error.ctx.command_path if error.ctx is not None else "sqlanon"
+        super().__init__(f"{error.format_message()} (see {where} --help)")
+
+    def show(self, file=None) -> None:
+        click.echo(f"sqlanon: error: {self.format_message()}", err=True)
+
+
+class SqlanonGroup(click.Group):
+    """The command group: usage errors of the group and of every subcommand become one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from None
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from None
+
+
+@click.group(cls=SqlanonGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sqlanon")
 def main():
     """sqlanon: anonymize tables inside the database (k-anonymity, l-diversity, t-closeness)."""

@@ -23,7 +23,7 @@ import numpy as np
 from .engine import Backend
 from .engines.base import columns_frame
 from .errors import DataError
-from .hierarchy import HierarchyTable, build_table, load_taxonomy_csv, spec_kind
+from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
 from .policy import Policy
 
@@ -252,9 +252,7 @@ class FrequencySet:
             values = sorted(values)
         levels = None
         if spec is not None:
-            kind = spec_kind(spec, name)
-            table = (load_taxonomy_csv(self._path(spec["hierarchy"]), name) if kind == "taxonomy"
-                     else build_table(name, spec, self.policy.base_dir, values))
+            table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
             position = {v: i for i, v in enumerate(table.values)}
             missing = [v for v in values if v not in position]
             if missing:
@@ -271,11 +269,6 @@ class FrequencySet:
         frame = columns_frame({"value": list(values), "code": np.arange(len(values), dtype=np.int32)})
         self.backend.create_table_from_frame(sens.map_table, frame)
         return sens
-
-    def _path(self, p):
-        from pathlib import Path
-        p = Path(p)
-        return p if p.is_absolute() else self.policy.base_dir / p
 
     def _create_frequency_sets(self) -> None:
         ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_table,

@@ -11,8 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from . import files, templates
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
@@ -123,6 +122,28 @@ def _name(value, fieldname: str) -> str:
     return value
 
 
+# how many dotted parts a relation name may have on each engine: catalog.schema.table (DuckDB, PostgreSQL),
+# database.table (Spark's session catalog)
+NAME_PARTS = {"duckdb": 3, "postgres": 3, "spark": 2}
+
+
+def _relation_name(value, fieldname: str, engine: str) -> str:
+    """A table name as the policy writes it: ``t``, ``schema.t`` or ``catalog.schema.t`` (a part in double
+    quotes may hold a dot); checked here so a bad one is a PolicyError, not a failed statement."""
+    value = _name(value, fieldname)
+    try:
+        parts = templates.split_name(value)
+    except ValueError as e:
+        raise PolicyError(fieldname, f"{e}; write table, schema.table or catalog.schema.table (double-quote a part "
+                          "that holds a dot)") from None
+    most = NAME_PARTS.get(engine, 3)
+    if len(parts) > most:
+        shape = "database.table" if most == 2 else "catalog.schema.table"
+        raise PolicyError(fieldname, f"{value!r} has {len(parts)} dotted parts; engine {engine} takes at most {most} "
+                          f"({shape}); double-quote a part that holds a dot")
+    return value
+
+
 def _path(value, base_dir: Path, fieldname: str) -> Path:
     if not isinstance(value, str) or not value:
         raise PolicyError(fieldname, f"must be a file path; got {value!r}")
@@ -191,7 +212,20 @@ def _parse_source(raw, base_dir: Path) -> Source:
         raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
     table = raw.get("table")
     if table is not None:
-        table = _name(table, "source.table")
+        table = _relation_name(table, "source.table", engine)
+    if "database" in raw and kinds and kinds[0] != "query":
+        raise PolicyError("source.database", f"goes with table: or query: (the DuckDB file they read); a {kinds[0]} "
+                          "source is read from its file: remove database:")
+    db = None
+    if raw.get("database") is not None:
+        db = _path(raw["database"], base_dir, "source.database")
+        if not db.is_file():
+            raise PolicyError("source.database", f"database file {db} does not exist" if not db.exists() else
+                              f"{db} is not a regular file; give a DuckDB database file")
+        with open(db, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":      # DuckDB's magic bytes, after the first block's checksum
+                raise PolicyError("source.database", f"{db} is not a DuckDB database file; for a CSV or Parquet file "
+                                  "write csv: or parquet: instead of database:")
     extra = {"engine": engine}
     if engine == "postgres":
         if "dsn_env" not in raw:
@@ -214,23 +248,20 @@ def _parse_source(raw, base_dir: Path) -> Source:
             q = raw["query"]
             if not isinstance(q, str) or not q.strip():
                 raise PolicyError("source.query", "must be a SELECT statement")
-            return Source("query", table=table, query=q, **extra)
+            return Source("query", table=table, query=q, database=db, **extra)
         value = raw[kind]
         if engine == "spark" and isinstance(value, str) and "://" in value:
             return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
         path = _path(value, base_dir, f"source.{kind}")
         if not path.exists():
             raise PolicyError(f"source.{kind}", f"file {path} does not exist")
+        if not (path.is_file() or path.is_dir()):      # a folder is a partitioned data set
+            raise PolicyError(f"source.{kind}", f"{path} is not a regular file (a device, pipe or socket); give "
+                              f"a {kind.upper() if kind == 'csv' else 'Parquet'} file")
         return Source(kind, table=table, path=path, **extra)
     if table is None:
         raise PolicyError("source.table", "missing; name the table to anonymize (or give "
                           + ("csv:, parquet: or query:)" if engine != "postgres" else "query:)"))
-    database = raw.get("database")
-    db = None
-    if database is not None:
-        db = _path(database, base_dir, "source.database")
-        if not db.exists():
-            raise PolicyError("source.database", f"database file {db} does not exist")
     return Source("table", table=table, database=db, **extra)
 
 
@@ -252,9 +283,13 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
         for i, name in enumerate(raw):
             if isinstance(name, dict) and len(name) == 1:
                 (n, spec), = name.items()
-                out[_name(n, f"{fieldname}[{i}]")] = _require_mapping(spec, f"{fieldname}.{n}")
+                n = _name(n, f"{fieldname}[{i}]")
+                value = _require_mapping(spec, f"{fieldname}.{n}")
             else:
-                out[_name(name, f"{fieldname}[{i}]")] = None
+                n, value = _name(name, f"{fieldname}[{i}]"), None
+            if n in out:
+                raise PolicyError(f"{fieldname}[{i}]", f"column '{n}' is listed twice; give each column once")
+            out[n] = value
     elif isinstance(raw, dict):
         for name, spec in raw.items():
             _name(name, fieldname)
@@ -270,26 +305,39 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             if need_hierarchy:
                 raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
             continue
-        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels"}
+        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels", "encoding"}
         if unknown:
             raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
-                              "origin or levels")
-        spec_kind(spec, name)
+                              "origin, levels or encoding")
+        if "encoding" in spec:
+            if spec_kind(spec, name, fieldname) != "taxonomy":
+                raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
+                                  "of that file); remove it")
+            files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
+        spec_kind(spec, name, fieldname)
     return out
 
 
-def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
+def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb",
+                   quasi_identifiers: dict | None = None) -> Release:
+    quasi_identifiers = quasi_identifiers or {}
     raw = _require_mapping(raw or {}, "release")
     unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals"}
     if unknown:
         raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, marginals")
-    name = _name(raw.get("name", default_name), "release.name")
+    name = _relation_name(raw.get("name", default_name), "release.name", engine)
     materialize = raw.get("materialize", "table")
     if materialize not in MATERIALIZE:
         raise PolicyError("release.materialize", f"must be one of {', '.join(MATERIALIZE)}; got {materialize!r}")
     keep = raw.get("keep", []) or []
     if not isinstance(keep, list) or not all(isinstance(c, str) for c in keep):
         raise PolicyError("release.keep", f"must be a list of column names; got {keep!r}")
+    for i, c in enumerate(keep):
+        if c in keep[:i]:
+            raise PolicyError(f"release.keep[{i}]", f"column '{c}' is listed twice; give each column once")
+        if c in quasi_identifiers:
+            raise PolicyError(f"release.keep[{i}]", f"'{c}' is a quasi-identifier, released generalized, never "
+                              "unchanged; remove it from keep")
     export = raw.get("export", []) or []
     if isinstance(export, str):
         export = [export]
@@ -349,21 +397,21 @@ def _parse_search(raw) -> SearchOptions:
     return SearchOptions(max_nodes, float(limit))
 
 
+def _default_release_name(src: Source) -> str:
+    """<table>_release beside a source table (in its schema), <file stem>_release for a file, query_release."""
+    if src.kind == "table" and src.table:
+        parts = templates.split_name(src.table)
+        return templates.join_name(parts[:-1] + [parts[-1] + "_release"])
+    return f"{src.label.split('.')[0]}_release"
+
+
 def load_policy(source, base_dir: Path | None = None) -> Policy:
     """Read and check a policy from a YAML path or a dict. Paths are relative to the policy's folder."""
     path = None
     if isinstance(source, (str, Path)):
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise PolicyError("(file)", f"cannot read policy {path}: {e.strerror}") from None
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise PolicyError("(file)", f"{path} is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+        text = files.read_text(path, "(file)", "policy", files.POLICY_LIMIT)
+        raw = files.load_yaml(text, path, "(file)")
         base_dir = path.resolve().parent
     else:
         raw = copy.deepcopy(source)
@@ -387,8 +435,7 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     utility = raw.get("utility", "discernibility")
     if utility not in UTILITY_METRICS:
         raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    default_name = f"{src.label.split('.')[0]}_release"
-    release = _parse_release(raw.get("release"), base_dir, default_name)
+    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine, qis)
     entity = raw.get("entity_key")
     if entity is not None:
         entity = _name(entity, "entity_key")
