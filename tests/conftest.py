@@ -21,6 +21,11 @@ HOSPITAL = DATASETS / "hospital"
 # and were not timed. Listed by function here rather than decorated in each file; `tests/test_markers.py`
 # checks that every name still names a test. tests/test_engines.py is marked `engines` as a whole.
 SLOW = {
+    "tests/test_optimum.py::test_release_is_the_brute_force_optimum_for_every_metric",  # about 25 s
+    "tests/test_optimum.py::test_adult_seven_configurations_equal_arx_optimum",  # about 15 s
+    "tests/test_optimum.py::test_bounds_hold_for_every_node_above",  # about 10 s
+    "tests/test_optimum.py::test_heuristic_with_time_to_spare_proves_the_exact_optimum",  # about 3 s
+    "tests/test_rollup.py::test_every_node_and_subset_equals_the_database",  # about 4 s
     "tests/test_apply.py::test_apply_to_new_rows_releases_with_the_same_node",  # 1.6 s
     "tests/test_attacks.py::test_adult_bottom_node_matches_pandas",  # 4.7 s
     "tests/test_bad_input.py::test_bad_input_subprocess",  # 22.9 s

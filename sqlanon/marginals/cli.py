@@ -52,7 +52,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
 
     progress = progress_factory(quiet)
     with run_factory(policy, db, quiet) as run:
-        if not run.candidates:
+        if not run.result.minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
         ms = Marginals(run, max_sensitive=max_sensitive, prune=prune)
