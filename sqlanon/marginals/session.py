@@ -112,6 +112,29 @@ class Marginals:
         self._require_private_start(start)
         return _search.greedy(self, start, max_steps, progress)
 
+    def walk(self, start: Collection, seed: int = 0, steps: int = 200, temperature: float = 0.01,
+             keep: Marginal | None = None, progress=None) -> _search.WalkResult:
+        """The seeded random walk with forward and backward moves (sqlanon.marginals.search.random_walk)
+        from a private decomposable collection; with `keep`, only collections containing that marginal."""
+        rep = self.check(start)
+        if not rep.satisfied:
+            raise DataError(f"the walk's start collection is not {self.privacy.describe()}; start from a private one")
+        return _search.random_walk(self, start, seed, steps, temperature, keep, progress=progress)
+
+    def suppressed(self) -> Collection:
+        """The table with every non-sensitive attribute suppressed: the sensitive attribute's marginal alone."""
+        return self.collection([self.marginal({self.schema.sensitive: 0})])
+
+    def optimum(self, starts: list[Collection], seed: int = 0, steps: int = 200,
+                temperature: float = 0.01) -> tuple[Collection, float, list[_search.WalkResult]]:
+        """The paper's OPT (Sec. 7, the best collection overall, no table required): the best of random walks
+        from the suppressed table and from each of `starts` (each walk seeded `seed + i`), and of the starts."""
+        walks = [self.walk(c, seed + i, steps, temperature) for i, c in enumerate([self.suppressed(), *starts])]
+        cands = [(self.kl(c), i, c) for i, c in enumerate(starts)] + [(w.kl, len(starts) + i, w.collection)
+                                                                     for i, w in enumerate(walks)]
+        kl, _, best = min(cands, key=lambda x: (x[0], x[1]))
+        return best, kl, walks
+
     def one_attribute_path(self, levels: dict[str, int], attributes=None):
         return _search.one_attribute_path(self, self.table(levels), attributes)
 
