@@ -438,7 +438,11 @@ def test_adult_experiment_on_a_sample(tmp_path):
         assert t["plus"]["privacy"]["satisfied"]
         kls = [p["kl"] for p in t["path"]]
         assert all(b <= a + 1e-12 for a, b in zip(kls, kls[1:]))
-    assert res["opt"]["kl"] == min(t["plus"]["kl"] for t in res["tables"])
+    opt = res["opt"]
+    assert opt["kl"] <= min(t["plus"]["kl"] for t in res["tables"]) and opt["privacy"]["satisfied"]
+    assert opt["kl"] == min(w["kl"] for w in opt["walks"]) and len(opt["walks"]) == len(res["tables"]) + 1
+    assert res["claims"]["b_is_opt"]["holds"] == (opt["kl"] >= min(t["plus"]["kl"] for t in res["tables"]) - 1e-9)
     text = experiment.markdown(res)
+    assert "| OPT | " in text
     assert f"| {res['tables'][0]['label']} | " in text and "Where we differ" in text
     assert experiment.plots(res, tmp_path) == ["marginals.png"]
