@@ -18,11 +18,12 @@ from ..errors import DataError, PolicyError
 from . import search as _search
 from .collection import Collection, Marginal, Schema
 from .estimate import MarginalCounts, kl_divergence, kl_from_marginals, single_table_kl
-from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, k_link, maxent_l_diversity
+from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, diversity_check, k_link
 
 
 class Marginals:
-    def __init__(self, run: Anonymization, max_sensitive: int = 3, prune: str = "auto"):
+    def __init__(self, run: Anonymization, max_sensitive: int = 3, prune: str = "auto",
+                 relaxation: float | None = None):
         policy = run.policy
         if policy.entity_key:
             raise PolicyError("entity_key", "anonymized marginals count rows, not persons; remove entity_key to "
@@ -38,7 +39,7 @@ class Marginals:
         self.run = run
         self.schema = Schema(run.fs)
         self.counts = MarginalCounts(self.schema)
-        self.privacy = MarginalPrivacy.from_criteria(run.criteria, max_sensitive)
+        self.privacy = MarginalPrivacy.from_criteria(run.criteria, max_sensitive, relaxation)
         self.prune = prune
         self._kl: dict[frozenset, float] = {}
         self._div: dict[frozenset, bool] = {}
@@ -103,7 +104,7 @@ class Marginals:
             return False
         if sens not in self._div:
             self.privacy_checks += 1
-            self._div[sens] = maxent_l_diversity(coll, self.privacy.diversity, self.counts, self.prune).ok
+            self._div[sens] = diversity_check(coll, self.privacy, self.counts, self.prune).ok
         return self._div[sens]
 
     # -- search -----------------------------------------------------------------------------------
