@@ -444,5 +444,10 @@ def test_adult_experiment_on_a_sample(tmp_path):
     assert res["claims"]["b_is_opt"]["holds"] == (opt["kl"] >= min(t["plus"]["kl"] for t in res["tables"]) - 1e-9)
     text = experiment.markdown(res)
     assert "| OPT | " in text
+    assert [c["collection"] for c in res["checks"]] == [t["label"] + "+" for t in res["tables"]] + ["OPT"]
+    for c in res["checks"]:
+        oks = [c["relaxed"][str(a)]["dominance"]["ok"] for a in experiment.RELAXATIONS]
+        assert oks == sorted(oks, reverse=True)        # a larger alpha only asks more
+    assert "relaxed alpha = 0.25" in text
     assert f"| {res['tables'][0]['label']} | " in text and "Where we differ" in text
     assert experiment.plots(res, tmp_path) == ["marginals.png"]
