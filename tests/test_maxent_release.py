@@ -315,3 +315,18 @@ def test_experiment_on_a_sample(tmp_path):
     assert "Figure 5" in text and "Figure 7(b)" in text and "| Cathy | 1 |" in text
     assert exp.plots(res, tmp_path) == ["maxent.png"]
     assert (tmp_path / "maxent.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_entity_key_is_refused_with_one_line(tmp_path):
+    """Anatomy's buckets and Privacy-MaxEnt's P(q, s, b) count records; with entity_key (several rows a person)
+    both commands refuse, exit 2, one line naming the field, and write nothing."""
+    path, db = _policy(tmp_path, entity_key="zip_code")
+    for args in (["bucketize", path, "--l", "3", "--name", "ek"], ["maxent", path, "--name", "ek2"]):
+        r = CliRunner().invoke(main, [str(a) for a in args])
+        assert r.exit_code == 2, r.output
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and "entity_key" in lines[0] and "Traceback" not in r.output
+        assert "count records" in lines[0] and "remove entity_key" in lines[0]
+    con = duckdb.connect(str(db))
+    assert not con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'ek%'").fetchone()[0]
+    con.close()

@@ -208,7 +208,7 @@ def markdown(res: dict) -> str:
                     "holding occupation, so the reconstruction has l values at least alpha^p times as frequent, p "
                     "the number of such marginals): ok or not, groups left at the root with the dominance pruning / "
                     "without it (same answer, asserted). And the |C| = l variant: recursive "
-                    f"({PAIRS_C}, {{m}})-diversity, m = the number of occupations, by Algorithm 1 with the pairwise-"
+                    f"({PAIRS_C}, |C|)-diversity, |C| = the number of occupations, by Algorithm 1 with the pairwise-"
                     "ratio pruning / with the conic hull (same answer, asserted), groups at the root and seconds.\n")
         crit = res["checks"][0]["pairs"]["criterion"]
         head = ["collection"] + [f"relaxed alpha = {a}" for a in RELAXATIONS] + [f"{crit}: pairs / hull"]
@@ -241,7 +241,7 @@ def markdown(res: dict) -> str:
                       [[claim, c[key]["ours"], _verdict(c[key]["holds"])] for key, claim in PAPER_CLAIMS if key in c]))
     text.append(
         "\n**Where we differ and why.** (1) k, l and the l-diversity variant are our choice (the digits are lost); "
-        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (DESIGN.md section 6), and the "
+        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (datasets/adult/hierarchies), and the "
         "paper's one-attribute age marginal used its own ranges (lost digits); ours picks the finest level of our age "
         "hierarchy that is k-anonymous. (3) OPT is the best collection our random walks found (the paper does not say how it searched: "
         "a genetic algorithm or a random walk); a walk is not exhaustive, so OPT is an upper bound on the true "
