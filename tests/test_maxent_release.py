@@ -320,7 +320,10 @@ def test_experiment_on_a_sample(tmp_path):
 def test_entity_key_is_refused_with_one_line(tmp_path):
     """Anatomy's buckets and Privacy-MaxEnt's P(q, s, b) count records; with entity_key (several rows a person)
     both commands refuse, exit 2, one line naming the field, and write nothing."""
-    path, db = _policy(tmp_path, entity_key="zip_code")
+    path, db = _policy(tmp_path, entity_key="person")
+    con = duckdb.connect(str(db))
+    con.execute("CREATE OR REPLACE TABLE hospital AS SELECT *, (row_number() OVER ()) % 5 AS person FROM hospital")
+    con.close()
     for args in (["bucketize", path, "--l", "3", "--name", "ek"], ["maxent", path, "--name", "ek2"]):
         r = CliRunner().invoke(main, [str(a) for a in args])
         assert r.exit_code == 2, r.output
