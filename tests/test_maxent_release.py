@@ -311,8 +311,16 @@ def test_experiment_on_a_sample(tmp_path):
     for kind in ("positive", "negative", "mixed"):
         assert k0[kind]["accuracy"] == pytest.approx(k0["mixed"]["baseline_accuracy"], rel=1e-12)
     assert res["checks"]["all_converged"]
+    # Figure 6: T = 1..8 attributes; the verdict is computed from the effects by the rule printed beside it
+    assert [r["t"] for r in res["fig6"]] == list(range(1, 9))
+    f6 = res["checks"]["fig6"]
+    for r in res["fig6"]:
+        assert f6["effect"][r["t"]] == pytest.approx(r["baseline_accuracy"] - r["accuracy"])
+        assert r["converged"] and r["constraints"] <= exp.FIG6_K
+    assert f6["holds"] == (f6["effect"][4] < f6["effect"][1] and f6["effect"][8] > f6["effect"][4])
     text = exp.markdown(res)
     assert "Figure 5" in text and "Figure 7(b)" in text and "| Cathy | 1 |" in text
+    assert "Figure 6" in text and ("| holds |" in text) == f6["holds"]
     assert exp.plots(res, tmp_path) == ["maxent.png"]
     assert (tmp_path / "maxent.png").read_bytes()[:4] == b"\x89PNG"
 
