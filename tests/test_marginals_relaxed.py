@@ -10,14 +10,24 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from test_marginals import (
+    QIS,
+    _session,
+    random_decomposable,
+    random_frame,
+    three_value_frame,
+)
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
-from sqlanon.marginals.privacy import (Groups, maxent_l_diversity_relaxed, prune_dominance, relaxed_exact,
-                                       relaxed_indicators)
+from sqlanon.marginals.privacy import (
+    Groups,
+    maxent_l_diversity_relaxed,
+    prune_dominance,
+    relaxed_exact,
+    relaxed_indicators,
+)
 from sqlanon.marginals.session import Marginals
-
-from test_marginals import QIS, _session, random_decomposable, random_frame, three_value_frame
 
 
 def test_indicators_are_three_states():

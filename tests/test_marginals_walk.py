@@ -4,16 +4,16 @@ graph, every clique a generalization) and as exact inverses of the forward moves
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
+from test_marginals_release import _hospital_like
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.marginals import search as msearch
 from sqlanon.marginals import structure
 from sqlanon.marginals.privacy import maxent_l_diversity_brute
 from sqlanon.marginals.session import Marginals
-
-from test_marginals_release import _hospital_like
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,7 @@ def _random_states(ms, seed: int, n: int) -> list[dict]:
 
 def test_hand_built_removals():
     # cliques {a1, b1, s1} and {a1, c1, s1}: a1-s1 is in both (a minimal separator), so it stays
-    class S:
-        attributes = ["a", "b", "c", "s"]
-        sensitive = "s"
+    S = SimpleNamespace(attributes=["a", "b", "c", "s"], sensitive="s")
     adj = structure.interaction_graph([{("a", 1), ("b", 1), ("s", 1)}, {("a", 1), ("c", 1), ("s", 1)}])
     texts = sorted(t for t, _ in msearch.removal_moves(S, adj))
     assert texts == ["remove edge a:1-b:1", "remove edge a:1-c:1", "remove edge b:1-s:1", "remove edge c:1-s:1",
@@ -74,7 +72,6 @@ def test_removal_rule_1_is_exactly_what_keeps_the_graph_decomposable(ms):
     s = ms.schema
     for adj in _random_states(ms, 0, 40):
         cliques = structure.maximal_cliques(adj)
-        allowed = {t for t, _ in msearch.removal_moves(s, adj)}
         for u in adj:
             for v in adj[u]:
                 if u[0] == v[0] or repr(u) > repr(v):

@@ -114,8 +114,8 @@ def check_variants(ms, coll) -> dict:
     from ..models.ldiversity import RecursiveCLDiversity
     out = {"relaxed": {}}
     for alpha in RELAXATIONS:
-        pruned = _timed(lambda: maxent_l_diversity_relaxed(coll, L, alpha, ms.counts, prune=True))
-        full = _timed(lambda: maxent_l_diversity_relaxed(coll, L, alpha, ms.counts, prune=False))
+        pruned = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=True))
+        full = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=False))
         assert pruned["ok"] == full["ok"]
         out["relaxed"][str(alpha)] = {"dominance": pruned, "none": full}
     m = ms.schema.labels(ms.schema.sensitive, 0)
