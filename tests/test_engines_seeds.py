@@ -4,6 +4,7 @@ engine). The servers come from tests/test_engines.py's fixtures (skipped without
 from __future__ import annotations
 
 import collections
+import re
 
 import pytest
 from conftest import adult_policy
@@ -25,6 +26,15 @@ def _engine(request, engine: str) -> None:
         request.getfixturevalue(engine)
 
 
+def _report_text(html: str) -> list[str]:
+    """The release report's text, without markup, times and the engine's own words (where the rows are)."""
+    text = re.sub(r"<[^>]+>", "\n", re.sub(r"<(style|svg)[^>]*>.*?</\1>", "", html, flags=re.S))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # the policy's source block names the engine's own keys (dsn_env, parquet, master)
+    own = r"(?i)duckdb|postgres|spark|seconds|\d{4}-\d\d-\d\d|\d s\b|^(dsn_env|parquet|csv|master|engine):"
+    return [ln for ln in lines if not re.search(own, ln)]
+
+
 def _marginals_outcome(engine: str, tmp_path) -> dict:
     policy = adult_policy(MARGINAL_QIS, MARGINAL_PRIVACY, release={"name": "adult_m"})
     policy["source"] = _source(engine, "adult")
@@ -39,6 +49,7 @@ def _marginals_outcome(engine: str, tmp_path) -> dict:
         path, _ = ms.one_attribute_path(run.chosen.levels)
         walk = ms.walk(coll, seed=5, steps=60, keep=found.start)
         run.materialize([ms.companion(coll, skip=found.start)])
+        report = _report_text(run.report(tmp_path / "report.html").read_text())
         rows = {}
         for o in run.manifest()["outputs"]:
             if o["kind"] == "marginal":
@@ -47,7 +58,8 @@ def _marginals_outcome(engine: str, tmp_path) -> dict:
         return {"chosen": dict(run.chosen.levels), "kl": found.kl, "kl_sql": kl_sql,
                 "marginals": [m.as_dict() for m in coll], "steps": [s.move for s in found.steps],
                 "privacy": rep, "path": [(p.attribute, p.level, p.kl) for p in path],
-                "walk": (walk.kl, [m.as_dict() for m in walk.collection], walk.accepted), "rows": rows}
+                "walk": (walk.kl, [m.as_dict() for m in walk.collection], walk.accepted), "rows": rows,
+                "report": report}
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +81,7 @@ def test_marginals_equal_duckdb(request, engine, duckdb_marginals, tmp_path):
     assert [p[2] for p in got["path"]] == pytest.approx([p[2] for p in want["path"]], rel=1e-9)
     assert got["walk"][1:] == want["walk"][1:] and got["walk"][0] == pytest.approx(want["walk"][0], rel=1e-9)
     assert got["rows"] == want["rows"] and len(want["rows"]) >= 1
+    assert len(want["report"]) > 50 and got["report"] == want["report"]     # the release report, text for text
 
 
 def _maxent_outcome(engine: str, tmp_path) -> dict:
