@@ -6,6 +6,8 @@
     coll = ms.collection([ms.table(run.chosen.levels), ms.marginal({"age": 0})])
     ms.kl(coll), ms.check(coll).satisfied           # utility and privacy of the collection
     found = ms.search(run.chosen.levels)            # greedy search (sqlanon.marginals.search)
+    walked = ms.walk(found.collection, seed=0, keep=found.start)   # seeded walk, forward and backward moves
+    best, kl, walks = ms.optimum([found.collection])              # the paper's OPT: no table required
     ms.release(found.collection, skip=found.start)  # tables/views + manifest entries
 
 Every count comes from the wide frequency set the run built (one GROUP BY per marginal, cached), so the
