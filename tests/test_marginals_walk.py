@@ -7,22 +7,16 @@ import random
 from types import SimpleNamespace
 
 import pytest
-from test_marginals_release import _hospital_like
+from test_marginals_release import searched  # noqa: F401  (fixture)
 
-from sqlanon.anonymizer import Anonymization
 from sqlanon.marginals import search as msearch
 from sqlanon.marginals import structure
 from sqlanon.marginals.privacy import maxent_l_diversity_brute
-from sqlanon.marginals.session import Marginals
 
 
 @pytest.fixture(scope="module")
-def ms():
-    con, policy = _hospital_like()
-    run = Anonymization(policy, connection=con)
-    run.score_minimal()
-    run.choose()
-    return Marginals(run, max_sensitive=2)
+def ms(request):
+    return request.getfixturevalue("searched")[0]      # tests/test_marginals_release.py's searched run
 
 
 def _key(adj: dict) -> frozenset:
@@ -69,7 +63,6 @@ def test_hand_built_removals():
 
 
 def test_removal_rule_1_is_exactly_what_keeps_the_graph_decomposable(ms):
-    s = ms.schema
     for adj in _random_states(ms, 0, 40):
         cliques = structure.maximal_cliques(adj)
         for u in adj:

@@ -266,15 +266,21 @@ def _merge_keys(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nda
     return both["_i"].to_numpy(), both["_j"].to_numpy()
 
 
+def _separator_rows(keys: np.ndarray, sep: Groups) -> np.ndarray:
+    """Each row's separator counts per sensitive value (rows keyed at the separator's levels; keys are unique
+    in `sep`; a row with no separator cell gets 0)."""
+    pair, isep = _merge_keys(keys, sep.keys)
+    den = np.zeros((len(keys), sep.vecs.shape[1]))
+    den[pair] = sep.vecs[isep]
+    return den
+
+
 def join(schema: Schema, gv: Groups, gx: Groups, sep: Groups) -> Groups:
     """Algorithm 1, lines 4-7: tmp = I_v join I_x, tmp(t) = I_v(t_v) I_x(t_x) / T_{v & x}(t_{v & x}),
     per sensitive value (0 where the separator is 0, which makes the numerator 0 too)."""
     kv = project(schema, gv, sep.attrs)
     iv, ix = _merge_keys(kv, project(schema, gx, sep.attrs))
-    # each joined pair's separator cell (keys are unique in `sep`; a pair with none gets 0)
-    pair, isep = _merge_keys(kv[iv], sep.keys)
-    den = np.zeros((len(iv), sep.vecs.shape[1]))
-    den[pair] = sep.vecs[isep]
+    den = _separator_rows(kv[iv], sep)
     num = gv.vecs[iv] * gx.vecs[ix]
     vecs = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
     attrs, keys = _joined_keys(schema, gv, gx, iv, ix)
@@ -451,6 +457,35 @@ def _violation(schema: Schema, g: Groups, criterion: Criterion) -> dict | None:
     return {"group": labels, "levels": dict(g.attrs), "distribution": dist}
 
 
+def _nonsensitive(schema: Schema, m: Marginal) -> list[tuple[str, int]]:
+    return [(a, lv) for a, lv in m.levels if a != schema.sensitive]
+
+
+def _bottom_up(schema: Schema, tree: structure.JunctionTree, start, joiner, pruner) -> tuple[Groups, int]:
+    """Algorithm 1's traversal from the leaves: I_v = start(v) (line 1), joined with each child's result
+    (lines 4-7: joiner(I_v, I_x, separator marginal)), pruned after each join but the last (line 8) and
+    within the separator with the parent (line 13). Returns (the root's groups, groups produced by joins)."""
+    joined = 0
+    margs = [schema.from_vertices(c) for c in tree.cliques]
+
+    def check(v: int) -> Groups:
+        nonlocal joined
+        iv = start(v)
+        children = tree.children(v)
+        for i, x in enumerate(children):
+            iv = joiner(iv, check(x), schema.from_vertices(tree.separators[x]))
+            joined += len(iv)
+            # line 8; after the last child it is skipped: at the root every group is checked next anyway,
+            # elsewhere line 13 prunes within coarser blocks, keeping a subset of what line 8 would keep
+            if i < len(children) - 1:
+                iv = pruner(schema, iv, _nonsensitive(schema, margs[v]))
+        if tree.parent[v] is not None:
+            iv = pruner(schema, iv, _nonsensitive(schema, schema.from_vertices(tree.separators[v])))
+        return iv
+
+    return check(0), joined
+
+
 def maxent_l_diversity(coll: Collection, criterion: Criterion | None, counts: MarginalCounts,
                        prune: str = "auto", early_exit: bool = True) -> DiversityCheck:
     """Algorithm 1 (junction-tree check with pruning) over the cliques holding the sensitive attribute;
@@ -483,29 +518,8 @@ def maxent_l_diversity(coll: Collection, criterion: Criterion | None, counts: Ma
                                   f"the marginal {c.text()} is not l-diverse by itself (Proposition 6.2)")
     tree = structure.junction_tree(vs, root=0)
     margs = [s.from_vertices(c) for c in tree.cliques]
-    joined = 0
-
-    def nonsens(m: Marginal) -> list[tuple[str, int]]:
-        return [(a, l) for a, l in m.levels if a != s.sensitive]
-
-    def check(v: int) -> Groups:
-        nonlocal joined
-        iv = groups_of(counts, margs[v])
-        children = tree.children(v)
-        for i, x in enumerate(children):
-            ix = check(x)
-            sep = s.from_vertices(tree.separators[x])
-            iv = join(s, iv, ix, groups_of(counts, sep))
-            joined += len(iv)
-            # line 8; after the last child it is skipped: at the root every group is checked next anyway,
-            # elsewhere line 13 prunes within coarser blocks, keeping a subset of what line 8 would keep
-            if i < len(children) - 1:
-                iv = pruner(s, iv, nonsens(margs[v]))
-        if tree.parent[v] is not None:
-            iv = pruner(s, iv, nonsens(s.from_vertices(tree.separators[v])))
-        return iv
-
-    root = check(0)
+    root, joined = _bottom_up(s, tree, lambda v: groups_of(counts, margs[v]),
+                              lambda iv, ix, sep: join(s, iv, ix, groups_of(counts, sep)), pruner)
     bad = _violation(s, root, criterion)
     return DiversityCheck(bad is None, f"algorithm1/{prune}", len(root), joined, bad)
 
@@ -577,38 +591,18 @@ def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: M
     tree = structure.junction_tree(vs, root=0)
     margs = [s.from_vertices(c) for c in tree.cliques]
     pruner = prune_dominance if prune else prune_none
-    joined = 0
-
-    def nonsens(m: Marginal) -> list[tuple[str, int]]:
-        return [(a, lv) for a, lv in m.levels if a != s.sensitive]
 
     def indicators(v: int) -> Groups:
         g = groups_of(counts, margs[v])
         vecs = g.vecs
         if tree.parent[v] is not None:        # the preprocessing: divide by the separator with the parent
             sep = groups_of(counts, s.from_vertices(tree.separators[v]))
-            kv = project(s, g, sep.attrs)
-            pair, isep = _merge_keys(kv, sep.keys)
-            den = np.zeros_like(vecs)
-            den[pair] = sep.vecs[isep]
+            den = _separator_rows(project(s, g, sep.attrs), sep)
             vecs = np.divide(vecs, den, out=np.zeros_like(vecs), where=den > 0)
         return Groups(g.attrs, g.keys, relaxed_indicators(vecs, alpha))
 
-    def check(v: int) -> Groups:
-        nonlocal joined
-        iv = indicators(v)
-        children = tree.children(v)
-        for i, x in enumerate(children):
-            ix = check(x)
-            iv = join_relaxed(s, iv, ix, nonsens(s.from_vertices(tree.separators[x])))
-            joined += len(iv)
-            if i < len(children) - 1:
-                iv = pruner(s, iv, nonsens(margs[v]))
-        if tree.parent[v] is not None:
-            iv = pruner(s, iv, nonsens(s.from_vertices(tree.separators[v])))
-        return iv
-
-    root = check(0)
+    root, joined = _bottom_up(s, tree, indicators,
+                              lambda iv, ix, sep: join_relaxed(s, iv, ix, _nonsensitive(s, sep)), pruner)
     ok = (root.vecs == WITHIN).sum(axis=1) >= l
     bad = None
     if not ok.all():
