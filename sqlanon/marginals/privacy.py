@@ -367,21 +367,26 @@ def _blocks(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> np.ndarray
     return np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
 
 
+def _distinct_per_block(schema: Schema, g: Groups, rel: list[tuple[str, int]], vectors: np.ndarray):
+    """(keep: the first group of each (relevant block, vector), the kept members of each block)."""
+    block = _blocks(schema, g, rel)
+    _, first = np.unique(np.column_stack([block, vectors]), axis=0, return_index=True)
+    keep = np.zeros(len(g), dtype=bool)
+    keep[first] = True
+    order = np.argsort(block, kind="stable")
+    bounds = np.flatnonzero(np.diff(block[order])) + 1
+    return keep, [m[keep[m]] for m in np.split(order, bounds)]
+
+
 def prune_hull(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Groups:
     """Keep, in each relevant block, the groups that are extreme rays of the block's cone (duplicate
     directions count once)."""
     if len(g) <= 1:
         return g
-    block = _blocks(schema, g, rel)
     dirs = g.vecs / g.vecs.sum(axis=1, keepdims=True)
     # one group per (block, direction): equal directions are the same ray
-    _, first = np.unique(np.column_stack([block, np.round(dirs, 12)]), axis=0, return_index=True)
-    keep = np.zeros(len(g), dtype=bool)
-    keep[first] = True
-    order = np.argsort(block, kind="stable")
-    bounds = np.flatnonzero(np.diff(block[order])) + 1
-    for members in np.split(order, bounds):
-        members = members[keep[members]]
+    keep, blocks = _distinct_per_block(schema, g, rel, np.round(dirs, 12))
+    for members in blocks:
         if 1 < len(members) <= HULL_MAX_GROUPS:
             keep[members] = _hull_keep(dirs[members])
     return Groups(g.attrs, g.keys[keep], g.vecs[keep])
@@ -553,14 +558,8 @@ def prune_dominance(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Gr
     every group that dominates (>= componentwise, not equal) another group with the same support."""
     if len(g) <= 1:
         return g
-    block = _blocks(schema, g, rel)
-    _, first = np.unique(np.column_stack([block, g.vecs]), axis=0, return_index=True)
-    keep = np.zeros(len(g), dtype=bool)
-    keep[first] = True
-    order = np.argsort(block, kind="stable")
-    bounds = np.flatnonzero(np.diff(block[order])) + 1
-    for members in np.split(order, bounds):
-        members = members[keep[members]]
+    keep, blocks = _distinct_per_block(schema, g, rel, g.vecs)
+    for members in blocks:
         if len(members) < 2:
             continue
         v = g.vecs[members].astype(np.int16)
