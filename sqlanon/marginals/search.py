@@ -18,10 +18,9 @@ are the paper's forward rules (Sec. 5.2):
   keeps a chordal graph chordal exactly when Deshpande's minimal-separator condition holds).
 
 The greedy search only adds: by Theorem 5.3 a removal never lowers the KL-divergence, so it could
-never be the greedy's best move, and the greedy does not enumerate them (its speed is unchanged).
-At most
-`max_sensitive` cliques may hold the sensitive attribute (Sec. 6: it bounds the join of the diversity
-check). Candidates are scored by KL first (one SQL statement each, cached per collection) and checked
+never be the greedy's best move, and the greedy does not enumerate them (its speed is unchanged). At
+most `max_sensitive` cliques may hold the sensitive attribute (Sec. 6: it bounds the join of the
+diversity check). Candidates are scored by KL first (one SQL statement each, cached per collection) and checked
 for privacy in order of KL, so the expensive maxent l-diversity check runs only until the best private
 move is found; collections whose cliques holding the sensitive attribute did not change skip it
 (Proposition 6.3).
