@@ -124,8 +124,11 @@ class Backend:
 
     def _run(self, template: str, params, context: dict, want: str | None):
         out = None
-        for sql in dialects.statements(template, self.dialect, **context):
-            out = self._timed(sql, params, want, template)
+        stmts = dialects.statements(template, self.dialect, **context)
+        for sql in stmts:
+            # a rewrite's extra statements (DROP before a CREATE, ANALYZE after it) bind no parameters
+            extra = len(stmts) > 1 and sql.lstrip().split(None, 1)[0].upper() in ("DROP", "ANALYZE")
+            out = self._timed(sql, None if extra else params, want, template)
         return out
 
     def _timed(self, sql: str, params, want: str | None, template: str):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,8 @@ def _numeric_loader():
 
     return NumericAsNumber
 
+
+_PERCENT = re.compile(r"%(?!s)")      # a '%' that is not a '%s' placeholder
 
 class PostgresBackend(Backend):
     """A psycopg connection in autocommit mode; `transaction()` opens a real transaction."""
@@ -126,6 +129,9 @@ class PostgresBackend(Backend):
 
     # -- running statements ---------------------------------------------------------------------
     def _run_sql(self, sql: str, params, want: str | None, template: str):
+        if params:
+            # with parameters psycopg reads '%' as a placeholder's start: the modulo operator must be doubled
+            sql = _PERCENT.sub("%%", sql)
         try:
             with self.con.cursor() as cur:
                 cur.execute(sql, params or None)
