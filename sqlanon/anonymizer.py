@@ -197,6 +197,7 @@ class Anonymization:
     def use_node(self, levels: dict[str, int]) -> Candidate:
         """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node)."""
         result = self.evaluate(levels)
+        self.optimum = None                  # the manifest says the node was given, not searched for
         self.chosen = Candidate(dict(levels), result, all_metrics(self.fs, result))
         self.candidates = [self.chosen]
         return self.chosen

@@ -89,7 +89,11 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         elif mode in ("greedy", "walk"):
             results = [ms.search(levels, max_steps, progress) for levels in starts]
             best = best_of(results)
-            run.chosen = next((c for c in run.candidates if c.levels == starts[results.index(best)]), run.chosen)
+            levels = starts[results.index(best)]
+            if levels != run.chosen.levels:     # the table of the best collection becomes the released table
+                minimal = list(run.candidates)
+                run.use_node(levels)
+                run.candidates = minimal
             table, coll = best.start, best.collection
             section["search"] = [r.as_dict() for r in results]
             if mode == "walk":
