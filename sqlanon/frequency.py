@@ -158,10 +158,14 @@ def _free_prefix(backend: Backend) -> str:
     return f"{PREFIX}{n if n > 1 else ''}"
 
 
-def _distinct_values(backend: Backend, source: str, column: str) -> list[str]:
-    """The column's distinct values as text, in code-point order whatever the engine's collation."""
-    rows = backend.fetchall("distinct_values.sql", source=source, column=column)
-    return sorted(r[0] for r in rows)
+def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
+    """Column -> its distinct values as text in code-point order (one statement for all the columns)."""
+    if not columns:
+        return {}
+    out: dict[str, list[str]] = {c: [] for c in columns}
+    for i, v in backend.fetchall("distinct_values_many.sql", source=source, columns=columns):
+        out[columns[i]].append(v)
+    return {c: sorted(vs) for c, vs in out.items()}
 
 
 class FrequencySet:
@@ -208,17 +212,22 @@ class FrequencySet:
                 raise DataError(f"column '{name}' has {nulls} NULL value(s); sqlanon needs every quasi-identifier, "
                                 "sensitive value and entity key present: filter them out with a source query or "
                                 "fill them")
+        # the values of every column whose hierarchy is built from the data, and of the sensitive columns: one scan
+        generated = [n for n, spec in policy.quasi_identifiers.items() if spec_kind(spec, n) != "taxonomy"]
+        values_of = _distinct_values_many(b, self.source, generated + list(policy.sensitive))
+        uncovered = []
         for i, (name, spec) in enumerate(policy.quasi_identifiers.items()):
-            kind = spec_kind(spec, name)
-            values = None if kind == "taxonomy" else _distinct_values(b, self.source, name)
+            values = values_of.get(name)
             table = build_table(name, spec, policy.base_dir, values)
             table.validate()
             qi = QuasiIdentifier(name, i, table, f"{self.prefix}_map_{i}", columns[name])
             self._create_map(qi)
-            self._check_covered(qi.name, qi.map_table, f"the hierarchy of '{name}' ({table.source})")
+            if values is None or not set(values) <= set(table.values):
+                uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
+        self._check_covered(uncovered)
         for i, (name, spec) in enumerate(policy.sensitive.items()):
-            self.sensitives.append(self._create_sensitive(i, name, spec, columns[name]))
+            self.sensitives.append(self._create_sensitive(i, name, spec, columns[name], values_of[name]))
         self._create_frequency_sets()
         totals = self.sensitive_totals()
         for s in self.sensitives:
@@ -237,15 +246,22 @@ class FrequencySet:
             data[f"n{j}"] = leaves[j].astype(np.int64)
         self.backend.create_table_from_frame(qi.map_table, columns_frame(data))
 
-    def _check_covered(self, name: str, map_table: str, what: str) -> None:
-        missing = self.backend.fetchall("missing_values.sql", source=self.source, column=name, map_table=map_table)
-        if missing:
-            shown = ", ".join(repr(r[0]) for r in missing[:5])
-            raise DataError(f"column '{name}': value(s) {shown} missing from {what}; add them to the hierarchy")
+    def _check_covered(self, qis: list[QuasiIdentifier]) -> None:
+        """Every value of these columns is in its mapping table (one statement for all of them)."""
+        if not qis:
+            return
+        checks = [{"column": q.name, "map_table": q.map_table} for q in qis]
+        missing = self.backend.fetchall("missing_values_many.sql", source=self.source, checks=checks)
+        for pos, q in enumerate(qis):
+            values = sorted(v for i, v in missing if i == pos)
+            if values:
+                shown = ", ".join(repr(v) for v in values[:5])
+                raise DataError(f"column '{q.name}': value(s) {shown} missing from the hierarchy of '{q.name}' "
+                                f"({q.hierarchy.source}); add them to the hierarchy")
 
-    def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str) -> Sensitive:
+    def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
+                          values: list[str]) -> Sensitive:
         numeric = column_type.upper().startswith(NUMERIC_TYPES)
-        values = _distinct_values(self.backend, self.source, name)
         if numeric:
             values = sorted(values, key=float)
         else:
