@@ -115,32 +115,30 @@ def brute_force(lattice: Lattice, check: Check, progress=None, batch: int = 240)
     return SearchResult(lattice, satisfying, minimal_nodes(satisfying), len(nodes), time.perf_counter() - t)
 
 
-def _candidates(subset: tuple[int, ...], heights, S: dict) -> list[Node]:
-    """Nodes over `subset` whose every projection to one attribute fewer satisfied (subset property).
+def _candidates(subset: tuple[int, ...], heights, S: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
+    """Nodes over `subset` whose every projection to one attribute fewer satisfied (subset property), as a
+    boolean array over the subset's lattice (one axis per attribute, one index per level).
 
-    Generated as in Apriori: join the satisfying nodes of the first size-1 attributes with each level of
-    the last one, then prune by the other projections. The satisfying sets are up-sets (the predicate is
-    monotone), so for one prefix the levels of the last attribute that pass a projection are all those
-    from its lowest passing level up: one scan per projection gives them.
+    The join of Apriori, vectorized: a node is a candidate when each projection's satisfying array,
+    broadcast along the removed attribute's axis, holds it.
     """
-    size = len(subset)
-    if size == 1:
-        return [(lvl,) for lvl in range(heights[subset[0]] + 1)]
-    projections = [subset[:j] + subset[j + 1:] for j in range(size)]
-    if any(not S[p] for p in projections):
-        return []
-    top = heights[subset[-1]]
-    others = [S[projections[j]] for j in range(size - 1)]
-    out = []
-    for prefix in S[projections[-1]]:
-        low = 0
-        for j, passing in enumerate(others):
-            sub = prefix[:j] + prefix[j + 1:]
-            while low <= top and sub + (low,) not in passing:
-                low += 1
-            if low > top:
-                break
-        out.extend(prefix + (lvl,) for lvl in range(low, top + 1))
+    shape = tuple(heights[a] + 1 for a in subset)
+    out = np.ones(shape, dtype=bool)
+    if len(subset) == 1:
+        return out
+    for j in range(len(subset)):
+        out &= np.expand_dims(S[subset[:j] + subset[j + 1:]], axis=j)
+    return out
+
+
+def _has_satisfying_specialization(s: np.ndarray) -> np.ndarray:
+    """For every node of a subset's lattice: does one of its direct specializations satisfy (`s`)?"""
+    out = np.zeros_like(s)
+    for axis in range(s.ndim):
+        src = [slice(None)] * s.ndim
+        dst = [slice(None)] * s.ndim
+        src[axis], dst[axis] = slice(None, -1), slice(1, None)
+        out[tuple(dst)] |= s[tuple(src)]
     return out
 
 
@@ -151,54 +149,71 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     (k-anonymity with or without suppression; the l-diversity family and t-closeness without
     suppression). Subsets of one size are independent given the smaller ones, so they are searched
     together, height by height: at each height the unmarked candidates of every subset go to the
-    database in batches.
+    database in batches. Each subset's satisfying nodes are a boolean array over its lattice, so the
+    candidate join and the inferences below are array operations.
 
-    One more inference, sound for any predicate: an attribute generalized to a single root value does
-    not split any block, so a candidate with such an attribute at its top level has exactly the blocks
-    of its projection without it, which satisfied (that is what made it a candidate).
+    Inferences, without a query: a candidate one of whose direct specializations satisfied satisfies
+    (generalization property); and, sound for any predicate, an attribute generalized to a single root
+    value does not split any block, so a candidate with such an attribute at its top level has exactly
+    the blocks of its projection without it, which satisfied (that is what made it a candidate).
     """
     roots = lattice.single_root or (False,) * len(lattice.heights)
     t = time.perf_counter()
     n = len(lattice.names)
     heights = lattice.heights
-    S: dict[tuple[int, ...], set[Node]] = {}
+    S: dict[tuple[int, ...], np.ndarray] = {}
     evaluated = 0
     per_level = []
     # how many nodes of the full lattice have each height: the progress estimate counts them as decided
-    per_height: dict[int, int] = {}
-    for node in lattice.nodes():
-        per_height[sum(node)] = per_height.get(sum(node), 0) + 1
+    full_heights = np.indices(tuple(h + 1 for h in heights)).sum(axis=0) if n else np.zeros((), dtype=int)
+    per_height = np.bincount(full_heights.ravel())
     decided = 0
+    height_of: dict[tuple[int, ...], np.ndarray] = {}
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
-        by_height: dict[int, list[tuple[tuple[int, ...], Node]]] = {}
+        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         candidates = 0
         for subset in itertools.combinations(range(n), size):
-            S[subset] = set()
-            for node in _candidates(subset, heights, S):
-                by_height.setdefault(sum(node), []).append((subset, node))
-                candidates += 1
-        for h in sorted(by_height):
+            cand = _candidates(subset, heights, S)
+            S[subset] = np.zeros(cand.shape, dtype=bool)
+            if not cand.any():
+                continue
+            if cand.shape not in height_of:
+                height_of[cand.shape] = np.indices(cand.shape).sum(axis=0)
+            rooted = np.zeros(cand.shape, dtype=bool)       # an attribute at its single-root top level
+            if size > 1:
+                for axis, a in enumerate(subset):
+                    if roots[a]:
+                        index = [slice(None)] * size
+                        index[axis] = heights[a]
+                        rooted[tuple(index)] = True
+            work[subset] = (cand, height_of[cand.shape], rooted)
+            candidates += int(cand.sum())
+        top = max((int(hs.max()) for _, hs, _ in work.values()), default=-1)
+        for h in range(top + 1):
             todo = []
-            for subset, node in by_height[h]:
-                if any(child in S[subset] for child in direct_specializations(node)):
-                    S[subset].add(node)        # generalization property: satisfies without a query
-                elif size > 1 and any(roots[a] and lvl == heights[a] for a, lvl in zip(subset, node)):
-                    S[subset].add(node)        # same blocks as a satisfying projection
-                else:
-                    todo.append((subset, node))
-            for (subset, node), ok in zip(todo, check(todo)):
-                if ok:
-                    S[subset].add(node)
+            for subset, (cand, hs, rooted) in work.items():
+                at = cand & (hs == h)
+                if not at.any():
+                    continue
+                s = S[subset]
+                inferred = at & (_has_satisfying_specialization(s) | rooted)
+                s |= inferred
+                todo.extend((subset, tuple(int(v) for v in idx)) for idx in np.argwhere(at & ~inferred))
+            if todo:
+                for (subset, node), ok in zip(todo, check(todo)):
+                    if ok:
+                        S[subset][node] = True
             evaluated += len(todo)
             level_evaluated += len(todo)
             if size == n:
-                decided += per_height.get(h, 0)
+                decided += int(per_height[h]) if h < len(per_height) else 0
             if progress:
                 progress.update(level=size, evaluated=evaluated, total=lattice.size, decided=decided or None)
         per_level.append({"subset_size": size, "candidates": candidates, "evaluated": level_evaluated,
                           "seconds": round(time.perf_counter() - level_start, 4)})
-    full = S.get(tuple(range(n)), set())
+    everything = tuple(range(n))
+    full = {tuple(int(v) for v in idx) for idx in np.argwhere(S[everything])} if n else set()
     return SearchResult(lattice, full, minimal_in_up_set(full), evaluated, time.perf_counter() - t, per_level)
 
 

@@ -59,7 +59,7 @@ def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, n
         key *= radix
         key += col
     space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
-    if space <= 2 * rows + 64:
+    if space <= 16 * rows + 1024:       # a dense pass over the key space beats a sort up to about this
         present = np.zeros(int(space), dtype=np.int64)
         present[key] = 1
         uniques = np.flatnonzero(present)
