@@ -1,0 +1,21 @@
+"""The wheel ships every subpackage: pyproject.toml lists packages by hand (sql_templates/ and datasets/ are
+mapped into the package), so a new subpackage must be added there or the installed sqlanon cannot import it."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "sqlanon").rglob("__init__.py")}
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_every_template_folder_is_shipped():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = data["sqlanon.sql_templates"]
+    shipped = {p for pattern in patterns for p in (ROOT / "sql_templates").glob(pattern)}
+    assert set((ROOT / "sql_templates").rglob("*.sql")) == shipped
