@@ -33,6 +33,8 @@ from .lattice import Lattice, Node, SearchResult, by_height, direct_generalizati
 from .metrics import from_stats, is_monotone, kl_lower_bound, lower_bound, metric_value
 
 INF = float("inf")
+# minimal nodes scored to seed the branch and bound when the search's own class sizes give no release
+SEED_NODES = 64
 
 
 @dataclass
@@ -168,6 +170,10 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
         known = scorer.known(node)
         if known is not None:
             offer(node, known)
+    if best is None:
+        # the search inferred every node without a query: score the lowest minimal nodes to start from
+        for node, value in scorer.score(sorted(minimal, key=lambda n: (sum(n), n))[:SEED_NODES]).items():
+            offer(node, value)
     while best is not None:
         current = best
         ups = [n for n in direct_generalizations(current[2], lattice.heights) if n in satisfying and n not in scores]
