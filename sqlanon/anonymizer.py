@@ -167,7 +167,6 @@ class Anonymization:
             self.outputs = list(outputs)
             self.timings["release"] = time.perf_counter() - t
             self._manifest = self._build_manifest()
-            self._created_db = None      # about to commit a release into the database: the file stays
             return self._manifest
 
         self._manifest = None
@@ -176,10 +175,20 @@ class Anonymization:
                                        manifest=manifest, release_id=self.release_id, force=force)
         except BaseException:
             self.outputs, self._manifest = [], None
+            if self._created_db is not None and self._committed():
+                self._created_db = None   # committed, then failed (an export): the database holds the release
             raise
+        self._created_db = None
         if not self.outputs:
             self.timings["release"] = time.perf_counter() - t
         return self.outputs
+
+    def _committed(self) -> bool:
+        from .catalog import Catalog
+        try:
+            return Catalog(self.backend).release(self.release_id) is not None
+        except BaseException:
+            return True       # cannot tell: keep the database file
 
     def sql(self, dialect: str = "duckdb") -> str:
         """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement

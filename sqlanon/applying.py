@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from .anonymizer import Anonymization
-from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash
+from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
 from .errors import PolicyError, PrivacyNotMet
 from .hierarchy import spec_kind
 from .policy import load_policy, source_with_table
@@ -39,14 +39,6 @@ def _read_manifest(path) -> dict:
     return data
 
 
-def _release_name(manifest: dict) -> str | None:
-    for o in manifest.get("outputs") or []:
-        if isinstance(o, dict) and o.get("kind") in ("table", "view"):
-            return o.get("name")
-    release = (manifest.get("policy") or {}).get("release")
-    return release.get("name") if isinstance(release, dict) else None
-
-
 def check_manifest(manifest: dict, path, backend=None) -> None:
     """Refuse (exit 2) a manifest whose policy is not the one sqlanon recorded: against its own
     `policy_sha256`, and against the release catalog of `backend`'s database when there is one."""
@@ -63,7 +55,7 @@ def check_manifest(manifest: dict, path, backend=None) -> None:
     release_id = manifest.get("release_id")
     entry = catalog.release(release_id) if release_id else None
     if entry is None and not release_id:
-        name = _release_name(manifest)
+        name = release_name(manifest)
         entry = catalog.latest_release(name) if name else None
     if entry is not None and entry.policy_sha256 and entry.policy_sha256 != actual:
         raise ReleaseRefused(f"manifest {path} does not match release {entry.name} in {CATALOG} of "

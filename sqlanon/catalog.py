@@ -283,10 +283,34 @@ def is_manifest(path: Path) -> bool:
     return head.lstrip().startswith(b"{") and b'"sqlanon_version"' in head
 
 
+def manifest_release(path: Path) -> str | None:
+    """The release name a manifest file records (None when it is not a readable manifest)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return release_name(data) if isinstance(data, dict) else None
+
+
+def release_name(manifest: dict) -> str | None:
+    """The release a manifest describes: its table/view output, else the policy's release.name, else the
+    default name (`<source label>_release`)."""
+    for o in manifest.get("outputs") or []:
+        if isinstance(o, dict) and o.get("kind") in ("table", "view"):
+            return o.get("name")
+    policy = manifest.get("policy") if isinstance(manifest.get("policy"), dict) else {}
+    release = policy.get("release")
+    if isinstance(release, dict) and release.get("name"):
+        return release["name"]
+    src = manifest.get("source")
+    label = src.get("table") if isinstance(src, dict) else None
+    return f"{str(label).split('.')[0]}_release" if label else None
+
+
 def check_file_target(path: Path, what: str, protected: dict[Path, str], owned: dict[str, Entry],
                       release: str, force: bool, manifest_ok: bool = False) -> None:
-    """Refuse to overwrite a protected file, a manifest (unless `manifest_ok`), or an existing file the
-    catalog does not show this release wrote (unless `force`)."""
+    """Refuse to overwrite a protected file, a manifest (for the manifest itself: another release's), or an
+    existing file the catalog does not show this release wrote (unless `force`)."""
     p = Path(path).resolve()
     if p in protected:
         raise ReleaseRefused(f"refusing to write {what} {path}: it is {protected[p]}; choose another path")
@@ -294,8 +318,12 @@ def check_file_target(path: Path, what: str, protected: dict[Path, str], owned: 
         raise ReleaseRefused(f"refusing to write {what} {path}: it is a directory")
     if not p.exists():
         return
-    if is_manifest(p) and not manifest_ok:
-        raise ReleaseRefused(f"refusing to overwrite {path} with {what}: it is a sqlanon manifest; choose another path")
+    if is_manifest(p):
+        if manifest_ok and (force or manifest_release(p) == release):
+            return
+        raise ReleaseRefused(f"refusing to overwrite {path} with {what}: it is a sqlanon manifest"
+                             + ("" if not manifest_ok else " of another release (pass --force to replace it)")
+                             + "; choose another path")
     if force:
         return
     e = owned.get(str(p))
