@@ -77,7 +77,7 @@ def state(ws: Path) -> tuple:
     return db_state(ws / "data.duckdb"), file_state(ws)
 
 
-def cli(*args, cwd: Path | None = None):
+def cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -243,14 +244,23 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
     from ..engine import attach_source, open_backend, wrap_connection
     from ..policy import Policy, load_policy
     pol = policy if isinstance(policy, Policy) else load_policy(policy)
+    created = None      # a DuckDB file this call creates: removed again if it fails
     if connection is not None:
         backend = wrap_connection(connection)
     else:
-        backend = open_backend(pol.source, db if db is not None else default_db(pol))
+        target = db if db is not None else default_db(pol)
+        if pol.source.engine == "duckdb" and str(target) != ":memory:" and not Path(target).exists():
+            created = Path(target)
+        backend = open_backend(pol.source, target)
     try:
         source = attach_source(backend, pol.source)
-        return bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
-                         name or pol.release.name, label=pol.source.label, policy=pol, **options)
+        out = bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
+                        name or pol.release.name, label=pol.source.label, policy=pol, **options)
+        created = None
+        return out
     finally:
         if connection is None:
             backend.close()
+            if created is not None:
+                for p in (created, created.with_name(created.name + ".wal")):
+                    p.unlink(missing_ok=True)
