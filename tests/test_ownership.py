@@ -332,3 +332,30 @@ def test_apply_and_sql_refuse_an_edited_manifest(ws, drop, needle):
             ws / "new.json", "-q")
     assert r.exit_code == 0, r.output
     assert cli("sql", ws / "rel.manifest.json").exit_code == 0
+
+
+def test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing(ws, tmp_path_factory):
+    """SIGINT to a running `sqlanon anonymize`, delivered while its swap transaction is open (the catalog
+    insert is made to wait for it): exit 130, one line, the previous release and everything else unchanged."""
+    import signal
+    import time
+    assert cli("anonymize", write_policy(ws), "-q").exit_code == 0
+    policy = write_policy(ws, export=["out.csv"])
+    before = state(ws)
+    marker = tmp_path_factory.mktemp("sigint") / "in_transaction"
+    script = ("import sys, time, pathlib\nimport sqlanon.catalog as c\nmarker = pathlib.Path(sys.argv[2])\n"
+              "def slow(self, *a, **k):\n    marker.write_text('in')\n    time.sleep(120)\n"
+              "c.Catalog.record = slow\nfrom sqlanon.cli import main\n"
+              "sys.argv = ['sqlanon', 'anonymize', sys.argv[1], '-q']\nmain()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(policy), str(marker)], cwd=ws, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 240
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["sqlanon: interrupted"]
+    assert state(ws) == before
