@@ -27,6 +27,7 @@ from . import __version__
 from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
+from .engines.duckdb import new_database_file, remove_database
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
@@ -72,8 +73,7 @@ class Anonymization:
             self.backend = wrap_connection(connection)
         else:
             target = db if db is not None else default_db(self.policy)
-            if self.policy.source.engine == "duckdb" and str(target) != ":memory:" and not Path(target).exists():
-                self._created_db = Path(target)
+            self._created_db = new_database_file(target, self.policy.source)
             self.backend = open_backend(self.policy.source, target)
         try:
             self._prepare()
@@ -226,9 +226,9 @@ class Anonymization:
         """Write the manifest as JSON (to a temporary file renamed into place); default
         `default_manifest_path()`. Returns the path."""
         import json
-        from .catalog import _json_default
+        from .catalog import json_default
         path = Path(path) if path is not None else self.default_manifest_path()
-        text = json.dumps(self.manifest(), indent=2, default=_json_default)
+        text = json.dumps(self.manifest(), indent=2, default=json_default)
         tmp = path.with_name(path.name + ".sqlanon_tmp")
         try:
             tmp.write_text(text + "\n", encoding="utf-8")
@@ -275,5 +275,4 @@ class Anonymization:
         self.backend.close()
         created, self._created_db = self._created_db, None
         if created is not None:       # a database file this run created and released nothing into
-            for p in (created, created.with_name(created.name + ".wal")):
-                p.unlink(missing_ok=True)
+            remove_database(created)

@@ -136,7 +136,7 @@ class Catalog:
         seq = (max(seqs) if seqs else 0) + 1
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         node_text = json.dumps(node) if node is not None else None
-        manifest_text = json.dumps(manifest, default=_json_default) if manifest is not None else None
+        manifest_text = json.dumps(manifest, default=json_default) if manifest is not None else None
         holder = next((t for t in targets if t.kind in RELEASE_KINDS), None)
         cols = [c for c, _ in COLUMNS]
         for t in targets:
@@ -149,7 +149,8 @@ class Catalog:
         return seq
 
 
-def _json_default(o):
+def json_default(o):
+    """JSON for what manifests hold besides plain values: numpy numbers, paths."""
     import numpy as np
     if isinstance(o, np.integer):
         return int(o)

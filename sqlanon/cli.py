@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .catalog import json_default as _json_default
 from .cli_common import parse_node as _parse_node
 from .errors import PrivacyNotMet, UserError
 from .progress import Progress
@@ -70,17 +71,6 @@ def _write_json(data: dict, path: str | None) -> None:
         tmp = Path(path).with_name(Path(path).name + ".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(path)
-
-
-def _json_default(o):
-    import numpy as np
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(type(o).__name__)
 
 
 def _levels_text(levels: dict) -> str:

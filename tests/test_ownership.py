@@ -303,6 +303,9 @@ def test_a_failed_run_creates_no_database(ws):
     assert not (ws / "policy.duckdb").exists()
     assert cli("lattice", write_policy(ws, source={"csv": "people.csv", "table": "people"}), "-q").exit_code == 0
     assert not (ws / "policy.duckdb").exists()          # nothing released: nothing left
+    r = cli("bucketize", write_policy(ws, source={"csv": "people.csv", "table": "people"}), "--l", "50", "-q")
+    assert r.exit_code == 2, r.output
+    assert not (ws / "policy.duckdb").exists()
 
 
 # -- an edited manifest ------------------------------------------------------------------------------------

@@ -197,6 +197,20 @@ def check_duckdb_file(db: Path | str) -> None:
                         "give a .duckdb file, new or written by DuckDB")
 
 
+def new_database_file(db, source) -> Path | None:
+    """The DuckDB file a run is about to create (it does not exist yet), or None: what `remove_database`
+    takes away again when the run writes nothing into it."""
+    if getattr(source, "engine", "duckdb") != "duckdb" or db is None or str(db) == MEMORY or Path(db).exists():
+        return None
+    return Path(db)
+
+
+def remove_database(path: Path) -> None:
+    """Delete a DuckDB file (and its write-ahead log) that sqlanon created and released nothing into."""
+    for p in (path, path.with_name(path.name + ".wal")):
+        p.unlink(missing_ok=True)
+
+
 def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
     """Open (or create) a DuckDB database file; ":memory:" for an in-memory database. An existing file that
     is not a DuckDB database is refused (`check_duckdb_file`)."""

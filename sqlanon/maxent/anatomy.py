@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import hashlib
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -242,6 +241,7 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
     where a release of the policy would (the source's DuckDB file, `--db`, or a file beside the policy)."""
     from ..anonymizer import default_db
     from ..engine import attach_source, open_backend, wrap_connection
+    from ..engines.duckdb import new_database_file, remove_database
     from ..policy import Policy, load_policy
     pol = policy if isinstance(policy, Policy) else load_policy(policy)
     created = None      # a DuckDB file this call creates: removed again if it fails
@@ -249,8 +249,7 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
         backend = wrap_connection(connection)
     else:
         target = db if db is not None else default_db(pol)
-        if pol.source.engine == "duckdb" and str(target) != ":memory:" and not Path(target).exists():
-            created = Path(target)
+        created = new_database_file(target, pol.source)
         backend = open_backend(pol.source, target)
     try:
         source = attach_source(backend, pol.source)
@@ -262,5 +261,4 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
         if connection is None:
             backend.close()
             if created is not None:
-                for p in (created, created.with_name(created.name + ".wal")):
-                    p.unlink(missing_ok=True)
+                remove_database(created)
