@@ -46,9 +46,9 @@ def ws(tmp_path) -> Path:
     return tmp_path
 
 
-def write_policy(ws: Path, source=None, file: str = "policy.yaml", **release) -> Path:
+def write_policy(ws: Path, source=None, file: str = "policy.yaml", k: int = 4, **release) -> Path:
     policy = {"source": source or {"table": "people", "database": "data.duckdb"}, "quasi_identifiers": QIS,
-              "sensitive": ["condition"], "privacy": {"k": 4}, "utility": "height",
+              "sensitive": ["condition"], "privacy": {"k": k}, "utility": "height",
               "release": {"name": "rel", **release}}
     path = ws / file
     path.write_text(yaml.safe_dump(policy))
@@ -96,11 +96,14 @@ def _policy(ws, **kw):
 
 REFUSALS = [
     # (case, how to make the policy, extra CLI args, the object the line must name)
-    ("release named like the source table", lambda ws: _policy(ws, name="people"), [], "people"),
-    ("the source, another case", lambda ws: _policy(ws, name="PEOPLE"), [], "PEOPLE"),
+    ("release named like the source table", lambda ws: _policy(ws, name="people"), [], "people: it is a source"),
+    ("the source, another case", lambda ws: _policy(ws, name="PEOPLE"), [], "PEOPLE: it is a source"),
     ("the source, read by a query", lambda ws: write_policy(ws, source={"query": "SELECT * FROM people",
                                                                         "table": "q"}, name="people"),
-     ["--db", "{ws}/data.duckdb"], "people"),
+     ["--db", "{ws}/data.duckdb"], "people: it is a source"),
+    ("the source, schema-qualified in a query", lambda ws: write_policy(
+        ws, source={"query": "SELECT * FROM main.people", "table": "q"}, name="people"),
+     ["--db", "{ws}/data.duckdb"], "people: it is a source"),
     ("another table of the user", lambda ws: _policy(ws, name="other"), [], "other"),
     ("a view's mapping table the user made", lambda ws: _policy(ws, name="rel", materialize="view"), [],
      "rel__map_0"),
@@ -128,6 +131,15 @@ def test_refusals_name_the_object_and_change_nothing(ws, case, make, args, needl
     refused(r, needle)
     assert state(ws) == before
     assert not (ws / "rel.manifest.json").exists()
+
+
+def test_a_release_is_never_its_own_source(ws):
+    """Anonymizing a release again into the same name: the catalog says sqlanon owns it, but it is the source."""
+    assert cli("anonymize", write_policy(ws, k=1), "-q").exit_code == 0     # level 0: the values as they are
+    policy = write_policy(ws, file="again.yaml", source={"table": "rel", "database": "data.duckdb"}, name="rel")
+    before = state(ws)
+    refused(cli("anonymize", policy, "-q"), "rel: it is a source this run reads")
+    assert state(ws) == before
 
 
 def test_refusals_of_apply_name_and_bucketize(ws):
