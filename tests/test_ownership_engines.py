@@ -90,13 +90,22 @@ def test_spark_refuses_the_source_and_records_its_own(spark, tmp_path):  # noqa:
                 run.materialize()
     assert {t.name for t in spark.catalog.listTables()} == before
     assert spark.table("hospital").count() == count
-    policy = load_policy(_hospital_policy("spark", {"k": 4}, name="spark_own"), base_dir=tmp_path)
-    for _ in range(2):
+    # table, then view (its mapping tables: rows with NULL manifests), then table again (the maps dropped)
+    for kind in ("table", "view", "table"):
+        policy = load_policy(_hospital_policy("spark", {"k": 4}, name="spark_own", materialize=kind), base_dir=tmp_path)
         with Anonymization(policy) as run:
             run.choose()
             run.materialize()
             manifest = run.manifest()
     rows = [tuple(r) for r in spark.sql(f"SELECT seq, name, kind, `rows`, manifest FROM {CATALOG} "
-                                        "WHERE name = 'spark_own' ORDER BY seq").collect()]
-    assert [r[1:4] for r in rows] == [("spark_own", "table", 12), ("spark_own", "table", 12)]
-    assert json.loads(rows[-1][4]) == manifest
+                                        "WHERE release = 'spark_own' ORDER BY seq, name").collect()]
+    seqs = sorted({r[0] for r in rows})
+    assert [(r[1], r[2], r[3]) for r in rows if r[0] == seqs[0]] == [("spark_own", "table", 12)]
+    assert [(r[1], r[2]) for r in rows if r[0] == seqs[1]] == [
+        ("spark_own", "view"), ("spark_own__map_0", "map"), ("spark_own__map_1", "map"), ("spark_own__map_2", "map")]
+    assert [(r[1], r[2]) for r in rows if r[0] == seqs[2]] == [
+        ("spark_own", "table"), ("spark_own__map_0", "dropped"), ("spark_own__map_1", "dropped"),
+        ("spark_own__map_2", "dropped")]
+    assert json.loads(rows[-4][4]) == manifest
+    assert not any(spark.catalog.tableExists(f"spark_own__map_{i}") for i in range(3))
+    assert spark.table("spark_own").count() == 12
