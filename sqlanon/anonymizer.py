@@ -1,16 +1,17 @@
 """One anonymization run: policy -> frequency set -> lattice search -> chosen node -> release -> manifest.
 
+The release is recorded in the catalog sqlanon_releases of its database, whose row holds the manifest
+JSON (`sqlanon.catalog`); `write_manifest()` writes the file (default: `<release>.manifest.json` beside
+the database). A DuckDB file the run created is removed again by `close()` when nothing was released
+into it (a failed or interrupted run, `sqlanon lattice`, `sqlanon check`).
+
 This is the Python API the CLI drives::
 
     run = Anonymization(load_policy("policy.yaml"), db="out.duckdb")
     run.search()            # all minimal satisfying nodes
     run.choose()            # the best one by the policy's utility metric
-    run.materialize()       # the release table/view (+ exports), recorded in the catalog sqlanon_releases
-    run.manifest()          # the JSON manifest: the catalog row's JSON once released
-    run.write_manifest()    # the manifest file (default: <release>.manifest.json beside the database)
-
-A DuckDB file the run created is removed again by `close()` when nothing was released into it (a
-failed or interrupted run, `sqlanon lattice`, `sqlanon check`): a run leaves nothing it did not finish.
+    run.materialize()       # the release table/view (+ exports)
+    run.manifest()          # the JSON manifest (DESIGN.md section 3)
 """
 from __future__ import annotations
 
