@@ -64,13 +64,28 @@ def _run(policy, db, quiet, mode="incognito"):
 
 
 def _write_json(data: dict, path: str | None) -> None:
+    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
+    another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""
     text = json.dumps(data, indent=2, default=_json_default)
     if path in (None, "-"):
         click.echo(text)
     else:
+        _refuse_non_json(Path(path))
         tmp = Path(path).with_name(Path(path).name + ".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(path)
+
+
+def _refuse_non_json(path: Path) -> None:
+    from .catalog import ReleaseRefused
+    if path.is_dir():
+        raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
+    if path.exists():
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+        if head and head[:1] not in (b"{", b"["):
+            raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
+                                 "choose another path")
 
 
 def _levels_text(levels: dict) -> str:

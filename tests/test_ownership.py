@@ -374,3 +374,15 @@ def test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing(ws, tmp_path
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["sqlanon: interrupted"]
     assert state(ws) == before
+
+
+def test_json_outputs_never_overwrite_a_file_that_is_not_json(ws):
+    """`--json PATH` of the other commands (lattice, bucketize, attack...) shares one writer; bucketize checks
+    the path before it writes its tables."""
+    policy = write_policy(ws)
+    before = state(ws)
+    refused(cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "people.csv", "-q"), "people.csv")
+    assert state(ws) == before
+    r = cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q")
+    assert r.exit_code == 0 and json.loads((ws / "hb.json").read_text())["tables"]["qit"] == "hb_qit"
+    assert cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q").exit_code == 0
