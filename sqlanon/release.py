@@ -163,6 +163,11 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     stale = leftovers(catalog, name, targets, RELEASE_OBJECTS)
     release_id = release_id or new_release_id()
 
+    def recheck() -> None:
+        """The same check again inside the transaction, just before the drop: another run may have written
+        one of the names while this one was building."""
+        check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
+
     def record() -> None:
         """Inside the transaction, after the swap: outputs, manifest and catalog rows."""
         rows = int(b.fetchone("count_rows.sql", relation=name)[0])
@@ -188,6 +193,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             for c in companions:
                 c.build()
             with b.transaction():
+                recheck()
                 b.drop_relation(name)
                 b.execute("rename_table.sql", old=tmp, new=name)
                 for c in companions:
@@ -206,6 +212,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             for c in companions:
                 c.build()
             with b.transaction():
+                recheck()
                 # the old release first: on engines that track dependencies (PostgreSQL) its view holds the old maps
                 b.drop_relation(name)
                 for q in fs.qis:

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from sqlanon.catalog import CATALOG
 from sqlanon.cli import main
 
 from conftest import HOSPITAL, ROOT
@@ -386,3 +387,24 @@ def test_json_outputs_never_overwrite_a_file_that_is_not_json(ws):
     r = cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q")
     assert r.exit_code == 0 and json.loads((ws / "hb.json").read_text())["tables"]["qit"] == "hb_qit"
     assert cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q").exit_code == 0
+
+
+def test_a_table_created_while_the_release_was_building_is_not_replaced(ws, monkeypatch):
+    """Another writer creates the target name between the first check and the swap: the check is made again
+    inside the transaction, so the release is refused and that table stays."""
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.catalog import ReleaseRefused
+    with Anonymization(str(write_policy(ws, name="late"))) as run:
+        run.choose()
+        real = run.backend.execute
+
+        def concurrent(template, params=None, **ctx):
+            real(template, params, **ctx)
+            if template == "release_table.sql":
+                run.backend.con.execute("CREATE TABLE late AS SELECT 'theirs' AS owner")
+
+        monkeypatch.setattr(run.backend, "execute", concurrent)
+        with pytest.raises(ReleaseRefused, match="refusing to replace table late"):
+            run.materialize()
+    state_after = db_state(ws / "data.duckdb")
+    assert state_after["late"][0] == 1 and "late__sqlanon_tmp" not in state_after and CATALOG not in state_after
