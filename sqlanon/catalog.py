@@ -21,9 +21,12 @@ in the same transaction as the swap that writes the objects (`sqlanon.release`):
 commit leaves both the release and its complete record; a kill before it leaves neither. The newest
 row of a name says who owns it now.
 
-The rule (`check_targets`): a target that exists is replaced only when the catalog's newest row for it
-belongs to the same release, and the policy does not say ``release.replace: false``; the source table is
-never a target, whoever owns it. A refusal is a `ReleaseRefused` (exit code 2) naming the object.
+The rule (`check_targets`, applied before anything is built and again inside the swap's transaction):
+a target that exists is replaced only when the catalog's newest row for it belongs to the same release,
+and the policy does not say ``release.replace: false``; the source table is never a target, whoever owns
+it. A refusal is a `ReleaseRefused` (exit code 2) naming the object. Files (`check_file_target`): never
+the source, the policy, a hierarchy file or the database; an existing file only when the catalog shows
+this release wrote it, or with ``--force``.
 """
 from __future__ import annotations
 
