@@ -5,6 +5,7 @@ file exactly as they were (checksums before and after). A release may replace it
 `release.replace: false` refuses even that. The catalog row, written in the swap's transaction, holds the
 manifest the file holds; a kill after the commit still leaves it. `apply` and `sql MANIFEST` refuse a
 manifest whose policy was edited. Ctrl-C exits 130 and writes nothing; a failed run creates no database.
+The PostgreSQL and Spark variants are at the end of tests/test_engines.py (they need its server fixtures).
 """
 from __future__ import annotations
 
