@@ -429,16 +429,20 @@ def test_postgres_bad_input_is_one_line_and_leaves_nothing(postgres, tmp_path):
     assert _pg_tables(postgres) == before
 
 
-def test_postgres_failed_swap_keeps_the_previous_release(postgres, tmp_path, monkeypatch):
+@pytest.mark.parametrize("fails", ["rename_table.sql", "catalog_insert.sql"])
+def test_postgres_failed_swap_keeps_the_previous_release(postgres, tmp_path, monkeypatch, fails):
+    """A failure inside the swap's transaction, at the rename or at the catalog row written with it: the old
+    release, no temporary table, and the catalog as it was."""
     policy = load_policy(_hospital_policy("postgres", {"k": 4}, name="swap_rel"), base_dir=tmp_path)
     with Anonymization(policy) as run:
         run.choose()
         run.materialize()
         before = sorted(run.backend.fetchall("select_all.sql", relation="swap_rel"))
+        catalog_before = _pg_catalog(postgres)
         real = run.backend.execute
 
         def failing(template, params=None, **ctx):
-            if template == "rename_table.sql":
+            if template == fails:
                 raise DataError("disk full")
             return real(template, params, **ctx)
 
@@ -447,6 +451,7 @@ def test_postgres_failed_swap_keeps_the_previous_release(postgres, tmp_path, mon
             run.materialize()
         assert sorted(run.backend.fetchall("select_all.sql", relation="swap_rel")) == before
     assert "swap_rel" in _pg_tables(postgres) and "swap_rel__sqlanon_tmp" not in _pg_tables(postgres)
+    assert _pg_catalog(postgres) == catalog_before
 
 
 def test_manifest_names_the_variable_not_the_secret(postgres, tmp_path):
@@ -611,27 +616,6 @@ def test_postgres_refuses_the_source_and_other_tables_and_keeps_its_own(postgres
     assert _pg_checksums(postgres)["hospital"] == before["hospital"]
     replace_false = _write_policy(tmp_path, _hospital_policy("postgres", {"k": 4}, name="own_rel", replace=False))
     _one_line_error(_cli(["anonymize", replace_false, "-q"]), "release.replace: false")
-
-
-def test_postgres_catalog_row_rolls_back_with_the_swap(postgres, tmp_path, monkeypatch):
-    policy = load_policy(_hospital_policy("postgres", {"k": 4}, name="tx_rel"), base_dir=tmp_path)
-    with Anonymization(policy) as run:
-        run.choose()
-        run.materialize()
-        rows_before = _pg_catalog(postgres)
-        tables_before = _pg_checksums(postgres)
-        real = run.backend.execute
-
-        def failing(template, params=None, **ctx):
-            if template == "catalog_insert.sql":
-                raise DataError("disk full")
-            return real(template, params, **ctx)
-
-        monkeypatch.setattr(run.backend, "execute", failing)
-        with pytest.raises(DataError):
-            run.materialize()
-    assert _pg_catalog(postgres) == rows_before
-    assert _pg_checksums(postgres) == tables_before       # the old tx_rel, no tx_rel__sqlanon_tmp
 
 
 def test_spark_refuses_the_source_and_records_its_own(spark, tmp_path):
