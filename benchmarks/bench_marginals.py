@@ -9,9 +9,13 @@
    reconstruction.
 2. The greedy search of `sqlanon marginals` (k = 6, entropy 6-diversity, at most 3 marginals with
    occupation) from each minimal table, in fresh processes. Baseline in the same run: the same search
-   scoring collections by IPF and checking them by brute force.
+   scoring collections by IPF and checking them by brute force; and the greedy of an earlier revision
+   (--rev, checked out into a temporary git worktree with its own code: the greedy before the removal
+   moves existed), so the removal moves are shown not to slow the greedy down.
+3. The new search: the seeded random walks with forward and backward moves that find the paper's OPT (the
+   marginals experiment's setting: from the suppressed table and from each X+, 1,000 steps each).
 
-    python benchmarks/bench_marginals.py --out benchmarks/RESULTS-marginals.md
+    python benchmarks/bench_marginals.py --runs 5 --out benchmarks/RESULTS-marginals.md
 """
 from __future__ import annotations
 
@@ -19,8 +23,10 @@ import argparse
 import json
 import math
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -126,6 +132,18 @@ def search_worker(method: str) -> dict:
             return rep.k_link >= self.privacy.k and rep.sensitive_marginals <= self.privacy.max_sensitive and \
                 maxent_l_diversity_brute(coll, self.privacy.diversity, self.counts).ok
 
+    if method == "walk":          # the OPT search of the marginals experiment, after the greedy X+ (not timed)
+        from sqlanon.experiments.marginals import WALK
+        run = _run(SEARCH_PRIVACY)
+        ms = Marginals(run)
+        plus = [ms.search(c.levels).collection for c in run.score_minimal()]
+        t0 = time.perf_counter()
+        best, kl, walks = ms.optimum(plus, WALK["seed"], WALK["steps"], WALK["temperature"])
+        return {"kl": kl, "total_s": time.perf_counter() - t0, "walks": len(walks),
+                "proposals": sum(w.proposals for w in walks), "accepted": sum(w.accepted for w in walks),
+                "removals": sum(w.removals_accepted for w in walks), "steps": WALK["steps"],
+                "kl_evaluations": sum(w.kl_evaluations for w in walks),
+                "privacy_checks": sum(w.privacy_checks for w in walks)}
     if method == "closed8":       # 8 quasi-identifiers, from the minimal table with the smallest KL
         import duckdb
         from conftest import adult_policy
@@ -149,7 +167,8 @@ def search_worker(method: str) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=7, help="repetitions of the scoring benchmark")
-    ap.add_argument("--runs", type=int, default=3, help="fresh processes per search method")
+    ap.add_argument("--runs", type=int, default=5, help="fresh processes per search method")
+    ap.add_argument("--rev", default="8dd93ee", help="earlier revision whose greedy is timed beside ours")
     ap.add_argument("--out", default=None)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -158,12 +177,22 @@ def main():
         return
     load_before = _load()
     score = scoring(args.repeat)
-    runs = {"closed": [], "baseline": [], "closed8": []}
-    for _ in range(args.runs):
-        for method in runs:
-            out = subprocess.run([sys.executable, __file__, "--worker", method], check=True, capture_output=True,
-                                 text=True).stdout
-            runs[method].append(json.loads(out))
+    runs = {"closed": [], "baseline": [], "closed8": [], "walk": [], "old": []}
+    with tempfile.TemporaryDirectory(prefix="sqlanon-rev-") as tmp:
+        base = Path(tmp) / "rev"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.rev], cwd=ROOT, check=True)
+        try:
+            for _ in range(args.runs):
+                for method in runs:
+                    if method == "old":    # the earlier revision's own worker, its own code first on the path
+                        cmd = [sys.executable, str(base / "benchmarks" / "bench_marginals.py"), "--worker", "closed"]
+                        env = {**os.environ, "PYTHONPATH": str(base)}
+                    else:
+                        cmd, env = [sys.executable, __file__, "--worker", method], None
+                    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+                    runs[method].append(json.loads(out))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, check=True)
     lines = [f"Machine: {machine()}", "",
              f"Command: `python benchmarks/bench_marginals.py --repeat {args.repeat} --runs {args.runs}`", "",
              "Adult (45,222 rows), quasi-identifier race, sex, age, marital status; sensitive occupation (14 values).",
@@ -189,18 +218,34 @@ def main():
     lines += ["", "## Greedy search (item 6) from each minimal table", "",
               f"k = 6, entropy 6-diversity, at most 3 marginals holding occupation (the experiment's setting). Search "
               f"time only (frequency set built, minimal tables found), medians of {args.runs} fresh processes. "
-              "Baseline: the same search scoring every candidate by IPF and checking it by brute force.", "",
-              "| start table | moves | KL | collections scored | l-diversity checks | median s | baseline median s |",
-              "| - | - | - | - | - | - | - |"]
+              "Baseline: the same search scoring every candidate by IPF and checking it by brute force. Revision "
+              f"{args.rev}: the greedy of that revision (before the removal moves), its own code in a temporary git "
+              "worktree, same run.", "",
+              "| start table | moves | KL | collections scored | l-diversity checks | median s | baseline median s "
+              f"| {args.rev} median s |",
+              "| - | - | - | - | - | - | - | - |"]
     for i, t in enumerate(runs["closed"][0]["tables"]):
         ours = statistics.median(r["tables"][i]["seconds"] for r in runs["closed"])
         base = statistics.median(r["tables"][i]["seconds"] for r in runs["baseline"])
-        b0 = runs["baseline"][0]["tables"][i]
+        old = statistics.median(r["tables"][i]["seconds"] for r in runs["old"])
+        b0, o0 = runs["baseline"][0]["tables"][i], runs["old"][0]["tables"][i]
         assert abs(b0["kl"] - t["kl"]) < 1e-9, (b0, t)
+        assert abs(o0["kl"] - t["kl"]) < 1e-12 and o0["steps"] == t["steps"], (o0, t)
         lines.append(f"| {t['start']} | {t['steps']} | {t['kl']:.4f} | {t['kl_evaluations']} | "
-                     f"{t['privacy_checks']} | {ours:.2f} | {base:.2f} |")
+                     f"{t['privacy_checks']} | {ours:.2f} | {base:.2f} | {old:.2f} |")
     lines += ["", f"All three searches: {med['closed']:.2f} s (baseline {med['baseline']:.2f} s, "
-              f"{med['baseline'] / med['closed']:.1f}x); the baseline reaches the same collections (asserted)."]
+              f"{med['baseline'] / med['closed']:.1f}x; revision {args.rev} {med['old']:.2f} s, ratio "
+              f"{args.rev} / ours {med['old'] / med['closed']:.2f}); the baseline and the earlier revision reach "
+              "the same collections (asserted)."]
+    w = runs["walk"][0]
+    lines += ["", "## The new search: random walks with removal moves (the paper's OPT)", "",
+              f"{w['walks']} seeded walks of {w['steps']} proposed moves each (from the suppressed table and from each "
+              "X+; forward and backward moves of Sec. 5.2; each walk's best polished by the greedy), the setting of "
+              f"the marginals experiment. Time of the walks only (the greedy X+ before them not counted), median of "
+              f"{args.runs} fresh processes: {med['walk']:.2f} s (the three greedy searches: {med['closed']:.2f} s). "
+              f"OPT KL {w['kl']:.4f}; {w['accepted']:,} moves accepted of {w['proposals']:,} proposed, "
+              f"{w['removals']:,} of them removals; {w['kl_evaluations']:,} collections scored, "
+              f"{w['privacy_checks']:,} l-diversity checks."]
     t8 = runs["closed8"][0]["tables"][0]
     lines += ["", f"With all 8 quasi-identifiers (age, sex, race, marital status, education, native country, work "
               f"class, salary), from the minimal table with the smallest KL ({t8['start']}): {t8['steps']} moves, KL "

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_search import machine, write_results  # noqa: E402
 
-ARX_COLD_S = (3.0, 4.0)    # DESIGN.md section 1: ARX cold process on Adult, 8 QIs
+ARX_COLD_S = (3.0, 4.0)    # docs/DESIGN.md section 1: ARX cold process on Adult, 8 QIs
 
 POLICIES = ["datasets/adult/adult_k6.yaml", "datasets/adult/adult_entropy6.yaml", "datasets/adult/adult_t02.yaml"]
 
@@ -55,7 +55,7 @@ def main():
         (wi, mi), (wb, _) = r["incognito"], r["brute_force"]
         lines.append(f"| `{policy}` | {wi:.2f} | {mi:.0f} | {wb:.2f} | {wb / wi:.1f} |")
     slowest = max(r["incognito"][0] for _, r in rows)
-    lines += ["", f"The peer (DESIGN.md section 1, measured on the same kind of 2-core machine): ARX 3.9.2's cold "
+    lines += ["", f"The peer (docs/DESIGN.md section 1, measured on the same kind of 2-core machine): ARX 3.9.2's cold "
               f"process (JVM start, load, Flash search, write) takes {ARX_COLD_S[0]:g} to {ARX_COLD_S[1]:g} s, and "
               "returns only the optimum, where sqlanon returns and scores every minimal node. Goal: under half of "
               f"that. Slowest policy here: {slowest:.2f} s, {slowest / ARX_COLD_S[0]:.2f} of ARX's fastest cold run "

@@ -1,6 +1,6 @@
 """Benchmark: all minimal 6-anonymous nodes on Adult, quasi-identifier = the first j attributes.
 
-For j = 3 ... 8 (DESIGN.md section 6 order; sensitive = occupation) it times, in fresh processes,
+For j = 3 ... 8 (docs/DESIGN.md section 6 order; sensitive = occupation) it times, in fresh processes,
 Incognito and the brute-force mode (every node evaluated) in the same run, and records nodes
 evaluated, minimal nodes and peak memory. Medians of --repeat runs. Writes a Markdown table.
 

@@ -1,2 +1,2 @@
 {# PostgreSQL: statistics for a freshly filled work table (autovacuum never analyzes temporary tables). #}
-ANALYZE {{ name | ident }}
+ANALYZE {{ name | relation }}

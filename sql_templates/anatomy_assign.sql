@@ -20,7 +20,7 @@ WITH ranked AS (
         g."counted",
         ROW_NUMBER() OVER (
             PARTITION BY g."value"
-            ORDER BY md5(concat_ws(chr(31), ?, g."value"{% for c in qis %}, CAST(src.{{ c | ident }} AS VARCHAR){% endfor %}))
+            ORDER BY md5(concat_ws(chr(31), CAST(? AS VARCHAR), g."value"{% for c in qis %}, CAST(src.{{ c | ident }} AS VARCHAR){% endfor %}))
 {% for c in qis %}
                    , src.{{ c | ident }}
 {% endfor %}
@@ -50,7 +50,7 @@ SELECT
     "bucket",
     ROW_NUMBER() OVER (
         ORDER BY "bucket"{% for c in qis %}, {{ c | ident }}{% endfor %},
-                 md5(concat_ws(chr(31), ?{% for c in qis %}, CAST({{ c | ident }} AS VARCHAR){% endfor %})),
+                 md5(concat_ws(chr(31), CAST(? AS VARCHAR){% for c in qis %}, CAST({{ c | ident }} AS VARCHAR){% endfor %})),
                  "__value"
     ) AS "pseudonym"
 FROM kept

@@ -1,2 +1,2 @@
 {# PostgreSQL: the rows of a small table (mapping table, suppressed blocks) sent as CSV over the connection. #}
-COPY {{ name | ident }} ({% for c in columns %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}) FROM STDIN WITH (FORMAT CSV)
+COPY {{ name | relation }} ({% for c in columns %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}) FROM STDIN WITH (FORMAT CSV)

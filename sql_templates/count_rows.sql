@@ -1,1 +1,1 @@
-SELECT COUNT(*) FROM {{ relation | ident }}
+SELECT COUNT(*) FROM {{ relation | relation }}

@@ -1,3 +1,3 @@
 {# Copy a registered relation (a small frame from Python, e.g. a mapping table) into a table. #}
-CREATE {% if replace %}OR REPLACE {% endif %}{% if temp %}TEMPORARY {% endif %}TABLE {{ name | ident }} AS
-SELECT * FROM {{ relation | ident }}
+CREATE {% if replace %}OR REPLACE {% endif %}{% if temp %}TEMPORARY {% endif %}TABLE {{ name | relation }} AS
+SELECT * FROM {{ relation | relation }}

@@ -1,2 +1,2 @@
 {# No rows: only the column names and types of a relation. #}
-SELECT * FROM {{ relation | ident }} LIMIT 0
+SELECT * FROM {{ relation | relation }} LIMIT 0

@@ -11,10 +11,10 @@ SELECT
 {% endif %}
 {% endfor %}
     COUNT(*) AS {{ count_col | ident }}
-FROM {{ source | ident }} AS src
+FROM {{ source | relation }} AS src
 {% for a in columns %}
 {% if a.map %}
-JOIN {{ a.map | ident }} AS m{{ loop.index0 }} ON m{{ loop.index0 }}."value" = CAST(src.{{ a.name | ident }} AS VARCHAR)
+JOIN {{ a.map | relation }} AS m{{ loop.index0 }} ON m{{ loop.index0 }}."value" = CAST(src.{{ a.name | ident }} AS VARCHAR)
 {% endif %}
 {% endfor %}
 GROUP BY {% for a in columns %}{% if a.map %}m{{ loop.index0 }}.{{ ('l%d' % a.level) | ident }}{% else %}src.{{ a.name | ident }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}

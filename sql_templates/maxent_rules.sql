@@ -2,7 +2,10 @@
    sensitive value, mined from the original records (`truth`: per q and s, how many records).
 
    Q_v ranges over every non-empty subset of the attributes with every value combination present
-   (GROUP BY CUBE; g is the GROUPING bitmask, a set bit = attribute not in Q_v, its code shown as -1).
+   (GROUP BY CUBE; g is the GROUPING bitmask, a set bit = attribute not in Q_v, its code shown as -1; built
+   from one-argument GROUPINGs, the first attribute the highest bit, as GROUPING(a0, ..., ak-1) would be:
+   Spark's GROUPING takes one argument; the number of attributes in Q_v is k minus their sum, which every
+   engine has, unlike bit_count).
    Positive rule Q_v => s: support n(Q_v, s), confidence n(Q_v, s) / n(Q_v). Negative rule Q_v => not s:
    support n(Q_v) - n(Q_v, s), confidence 1 - n(Q_v, s) / n(Q_v), over every sensitive value (also those
    Q_v never has). Kept: support >= min_support records; ranked by confidence, then support, then fewer
@@ -17,17 +20,17 @@ WITH coded AS (
         COALESCE({{ ('a%d' % i) | ident }}, -1) AS {{ ('a%d' % i) | ident }},
 {% endfor %}
         "s",
-        GROUPING({% for i in range(k) %}{{ ('a%d' % i) | ident }}{% if not loop.last %}, {% endif %}{% endfor %}) AS "g",
+        ({% for i in range(k) %}GROUPING({{ ('a%d' % i) | ident }}) * {{ 2 ** (k - 1 - i) }}{% if not loop.last %} + {% endif %}{% endfor %}) AS "g",
+        {{ k | int }} - ({% for i in range(k) %}GROUPING({{ ('a%d' % i) | ident }}){% if not loop.last %} + {% endif %}{% endfor %}) AS "attributes",
         SUM("n") AS "n"
     FROM coded
     GROUP BY "s", CUBE({% for i in range(k) %}{{ ('a%d' % i) | ident }}{% if not loop.last %}, {% endif %}{% endfor %})
 ), counted AS (
-    SELECT *, SUM("n") OVER (PARTITION BY "g"{% for i in range(k) %}, {{ ('a%d' % i) | ident }}{% endfor %}) AS "nq",
-           {{ k | int }} - bit_count(CAST("g" AS INTEGER)) AS "attributes"
+    SELECT *, SUM("n") OVER (PARTITION BY "g"{% for i in range(k) %}, {{ ('a%d' % i) | ident }}{% endfor %}) AS "nq"
     FROM grouped
     WHERE "g" <> {{ full | int }}
 {% if attributes %}
-      AND {{ k | int }} - bit_count(CAST("g" AS INTEGER)) = {{ attributes | int }}
+      AND "attributes" = {{ attributes | int }}
 {% endif %}
 ){% if negative %}, qv AS (
     SELECT DISTINCT "g"{% for i in range(k) %}, {{ ('a%d' % i) | ident }}{% endfor %}, "nq", "attributes"

@@ -1,2 +1,2 @@
 {# A mapping table kept beside a view release (views cannot read temporary tables). #}
-CREATE OR REPLACE TABLE {{ name | ident }} AS SELECT * FROM {{ map_table | ident }}
+CREATE OR REPLACE TABLE {{ name | relation }} AS SELECT * FROM {{ map_table | ident }}

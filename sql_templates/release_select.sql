@@ -2,7 +2,9 @@
    (the original value at level 0), other released columns copied, suppressed blocks left out. This is
    the statement `sqlanon sql` prints for pasting into a scheduled query. Suppressed blocks come either
    from a table of their codes (`suppressed`, as the release runs) or, for a self-contained statement,
-   inline (`suppressed_codes`: rows of integer codes, one column per quasi-identifier). #}
+   inline (`suppressed_codes`: rows of integer codes, one column per quasi-identifier). The suppression
+   conditions loop over the quasi-identifiers only (`loop.first` of the filtered loop), since a kept or
+   sensitive column may come first in source order. #}
 SELECT
 {% for col, qi, lvl in columns %}
 {% if qi is none or lvl == 0 %}
@@ -13,21 +15,21 @@ SELECT
 
 {% endif %}
 {% endfor %}
-FROM {{ source | ident }} AS src
+FROM {{ source | relation }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none and (lvl > 0 or suppressed or suppressed_codes) %}
-JOIN {{ maps[qi.name] | ident }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
+JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
 {% endif %}
 {% endfor %}
 {% if suppressed or suppressed_codes %}
 WHERE NOT EXISTS (
 {% if suppressed %}
-    SELECT 1 FROM {{ suppressed | ident }} AS sp
+    SELECT 1 FROM {{ suppressed | relation }} AS sp
 {% else %}
     SELECT 1 FROM (VALUES {% for row in suppressed_codes %}({% for v in row %}{{ v | int }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %})
-        AS sp({% for col, qi, lvl in columns %}{% if qi is not none %}{% if not loop.first %}, {% endif %}{{ qi.col(lvl) | ident }}{% endif %}{% endfor %})
+        AS sp({% for col, qi, lvl in columns if qi is not none %}{% if not loop.first %}, {% endif %}{{ qi.col(lvl) | ident }}{% endfor %})
 {% endif %}
-    WHERE {% for col, qi, lvl in columns %}{% if qi is not none %}{% if not loop.first %} AND {% endif %}sp.{{ qi.col(lvl) | ident }} = m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}{% endif %}{% endfor %}
+    WHERE {% for col, qi, lvl in columns if qi is not none %}{% if not loop.first %} AND {% endif %}sp.{{ qi.col(lvl) | ident }} = m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}{% endfor %}
 
 )
 {% endif %}

@@ -1,3 +1,3 @@
 {# Build the release under a temporary name; `rename_table.sql` swaps it in. #}
-CREATE OR REPLACE TABLE {{ name | ident }} AS
+CREATE OR REPLACE TABLE {{ name | relation }} AS
 {% include "release_select.sql" %}

@@ -1,1 +1,1 @@
-ALTER TABLE {{ old | ident }} RENAME TO {{ new | ident }}
+ALTER TABLE {{ old | relation }} RENAME TO {{ new | relation_last }}

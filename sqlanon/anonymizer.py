@@ -2,8 +2,7 @@
 
 The release is recorded in the catalog sqlanon_releases of its database, whose row holds the manifest
 JSON (`sqlanon.catalog`); `write_manifest()` writes the file (default: `<release>.manifest.json` beside
-the database). A DuckDB file the run created is removed again by `close()` when nothing was released
-into it (a failed or interrupted run, `sqlanon lattice`, `sqlanon check`).
+the database).
 
 This is the Python API the CLI drives::
 
@@ -11,7 +10,7 @@ This is the Python API the CLI drives::
     run.search()            # all minimal satisfying nodes
     run.choose()            # the best one by the policy's utility metric
     run.materialize()       # the release table/view (+ exports)
-    run.manifest()          # the JSON manifest (DESIGN.md section 3)
+    run.manifest()          # the JSON manifest (docs/DESIGN.md section 3.3)
 """
 from __future__ import annotations
 
@@ -28,11 +27,12 @@ from . import __version__
 from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
-from .engines.duckdb import new_database_file, remove_database
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
+from .heuristic import heuristic_search
+from .optimum import Optimum, Scorer, find_optimum
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
 from .policy import Policy, load_policy
@@ -44,7 +44,7 @@ from .search import find_minimal
 @dataclass
 class Candidate:
     levels: dict[str, int]
-    result: NodeResult
+    result: NodeResult | None          # None for a minimal node scored from the search's recorded sizes
     metrics: dict
 
     def as_dict(self) -> dict:
@@ -52,8 +52,9 @@ class Candidate:
 
 
 def default_db(policy: Policy) -> Path | None:
-    """Where the release goes: the source's DuckDB file, else a file beside the policy."""
-    if policy.source.kind == "table" and policy.source.database is not None:
+    """Where the release goes: the source's DuckDB file (`database:` of a table or query), else a file beside
+    the policy."""
+    if policy.source.kind in ("table", "query") and policy.source.database is not None:
         return policy.source.database
     stem = policy.path.stem if policy.path else "sqlanon"
     return policy.base_dir / f"{stem}.duckdb"
@@ -68,19 +69,16 @@ class Anonymization:
         self.release_id = new_release_id()
         self._manifest: dict | None = None     # fixed when the release is written (the catalog holds it)
         self.manifest_extra: dict = {}         # sections a command adds (marginals, ...): in the catalog's copy too
-        self._created_db: Path | None = None   # a DuckDB file this run created: removed if nothing is released
         t = time.perf_counter()
         if connection is not None:
             self.backend = wrap_connection(connection)
         else:
-            target = db if db is not None else default_db(self.policy)
-            self._created_db = new_database_file(target, self.policy.source)
-            self.backend = open_backend(self.policy.source, target)
+            self.backend = open_backend(self.policy.source, db if db is not None else default_db(self.policy))
         try:
             self._prepare()
         except BaseException:
             if connection is None:
-                self.close()
+                self.backend.close()
             raise
         self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
         self.lattice = Lattice(tuple(q.name for q in self.fs.qis), tuple(q.height for q in self.fs.qis),
@@ -89,6 +87,8 @@ class Anonymization:
         self.result: SearchResult | None = None
         self.candidates: list[Candidate] = []
         self.chosen: Candidate | None = None
+        self.optimum: Optimum | None = None
+        self.scored = ""                      # which metrics `candidates` carry: "all", "policy" or "search"
         self.outputs: list[Output] = []
 
     def _prepare(self) -> None:
@@ -109,8 +109,28 @@ class Anonymization:
 
     # -- search -------------------------------------------------------------------------------
     def search(self, mode: str = "incognito") -> SearchResult:
+        """Find the minimal satisfying nodes (and, past `search.max_nodes`, the heuristic's best release).
+
+        Args:
+            mode: "incognito" (exact; the heuristic for lattices larger than the policy's
+                `search.max_nodes`), "brute_force" (every node, the tests' reference) or "heuristic".
+
+        Returns:
+            The `SearchResult` (also `self.result`).
+        """
         t = time.perf_counter()
-        self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
+        self.optimum, self.candidates, self.chosen = None, [], None
+        options = self.policy.search
+        if mode == "incognito" and self.lattice.size > options.max_nodes:
+            mode = "heuristic"
+        self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers)"
+                              + (f": heuristic search for at most {options.time_limit_s:g} s" if mode == "heuristic"
+                                 else ""))
+        if mode == "heuristic":
+            self.result, self.optimum = heuristic_search(self.lattice, self.checker, self.policy.utility,
+                                                         options.time_limit_s, self.progress)
+        else:
+            self.result = find_minimal(self.lattice, self.checker, mode, self.progress)
         self.progress.done()
         self.timings["search"] = time.perf_counter() - t
         return self.result
@@ -125,32 +145,68 @@ class Anonymization:
                 raise PolicyError(f"node.{q}", f"level must be an integer from 0 to {h}; got {lvl!r}")
         return self.checker.evaluate({q: levels[q] for q in self.lattice.names})
 
-    def score_minimal(self) -> list[Candidate]:
+    def score_minimal(self, metrics: str = "all") -> list[Candidate]:
+        """Every minimal satisfying node with its metrics.
+
+        Args:
+            metrics: "all" (the four of `sqlanon.metrics`; KL-divergence costs a query per node), or
+                "policy" (only the policy's metric, from the sizes the search already fetched where it can).
+
+        Returns:
+            The minimal nodes as `Candidate`s, lowest height first (also kept in `self.candidates`).
+        """
         if self.result is None:
             self.search()
         t = time.perf_counter()
         self.candidates = []
-        for node in self.result.minimal:
-            levels = self.lattice.levels(node)
-            res = self.checker.evaluate(levels, known_satisfying=True)
-            self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
+        if metrics == "policy":
+            metric = self.policy.utility
+            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(self.result.minimal))
+            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]}) for n in self.result.minimal]
+        else:
+            for node in self.result.minimal:
+                levels = self.lattice.levels(node)
+                res = self.checker.evaluate(levels, known_satisfying=True)
+                self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
+        self.scored = metrics
         self.timings["metrics"] = time.perf_counter() - t
         return self.candidates
 
     def choose(self) -> Candidate:
-        if not self.candidates:
-            self.score_minimal()
-        if not self.candidates:
+        """The release: the best node by the policy's utility metric among every satisfying node.
+
+        Where the metric is monotone that is the best minimal node; otherwise a branch and bound over
+        the lattice (`sqlanon.optimum`). Ties: lower height, then smaller levels in policy order.
+        """
+        if self.result is None:
+            self.search()
+        if not self.result.minimal:
+            if any(p.get("phase") == "heuristic" for p in self.result.per_level):
+                raise DataError(f"the heuristic search found no satisfying node in {self.policy.search.time_limit_s:g} s "
+                                f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
+                                "the privacy models")
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models or allow suppression (privacy.max_suppression)")
-        metric = self.policy.utility
-        self.chosen = min(self.candidates, key=lambda c: (c.metrics[metric], c.metrics["height"],
-                                                          tuple(c.levels.values())))
+        t = time.perf_counter()
+        if self.optimum is None:
+            self.optimum = find_optimum(self.lattice, self.checker, self.result, self.policy.utility, self.progress)
+            self.progress.done()
+        levels = self.lattice.levels(self.optimum.node)
+        result = self.checker.evaluate(levels, known_satisfying=True)
+        self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
+        if not self.candidates:
+            metric = self.policy.utility
+            self.candidates = [Candidate(self.lattice.levels(n), None,
+                                         {metric: self.optimum.scores[n]} if n in self.optimum.scores else {})
+                               for n in self.result.minimal]
+            self.scored = "search"
+        self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 
     def use_node(self, levels: dict[str, int]) -> Candidate:
         """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node)."""
         result = self.evaluate(levels)
+        self.optimum = None                  # the manifest says the node was given, not searched for
         self.chosen = Candidate(dict(levels), result, all_metrics(self.fs, result))
         self.candidates = [self.chosen]
         return self.chosen
@@ -176,20 +232,10 @@ class Anonymization:
                                        manifest=manifest, release_id=self.release_id, force=force)
         except BaseException:
             self.outputs, self._manifest = [], None
-            if self._created_db is not None and self._committed():
-                self._created_db = None   # committed, then failed (an export): the database holds the release
             raise
-        self._created_db = None
         if not self.outputs:
             self.timings["release"] = time.perf_counter() - t
         return self.outputs
-
-    def _committed(self) -> bool:
-        from .catalog import Catalog
-        try:
-            return Catalog(self.backend).release(self.release_id) is not None
-        except BaseException:
-            return True       # cannot tell: keep the database file
 
     def sql(self, dialect: str = "duckdb") -> str:
         """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
@@ -253,7 +299,9 @@ class Anonymization:
             "source": {"table": self.policy.source.label, "rows": self.fs.rows},
             "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated if self.result else 1,
                         "heights": dict(zip(self.lattice.names, self.lattice.heights)),
-                        "minimal": [m.as_dict() for m in self.candidates]},
+                        "minimal": [m.as_dict() for m in self.candidates],
+                        "minimal_metrics": self.scored or None},
+            "search": self.optimum.as_dict() if self.optimum else {"method": "given node", "proven_optimal": None},
             "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
                        "suppressed_rows": c.result.suppressed_rows, "metrics": dict(c.metrics)},
             "privacy": self.achieved(c.result),
@@ -274,6 +322,3 @@ class Anonymization:
 
     def close(self) -> None:
         self.backend.close()
-        created, self._created_db = self._created_db, None
-        if created is not None:       # a database file this run created and released nothing into
-            remove_database(created)

@@ -18,6 +18,7 @@ import copy
 import json
 from pathlib import Path
 
+from . import files
 from .anonymizer import Anonymization
 from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
 from .errors import PolicyError, PrivacyNotMet
@@ -26,16 +27,19 @@ from .policy import load_policy, source_with_table
 
 
 def _read_manifest(path) -> dict:
+    text = files.read_text(path, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise PolicyError("MANIFEST", f"cannot read {path}: {e.strerror}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise PolicyError("MANIFEST", f"{path} is not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict):
+        raise PolicyError("MANIFEST", f"{path} holds a JSON {type(data).__name__}, not a manifest; give a manifest "
+                          "written by sqlanon anonymize --json")
     for key in ("policy", "chosen", "hierarchies"):
         if key not in data:
             raise PolicyError(f"MANIFEST.{key}", f"missing from {path}; give a manifest written by sqlanon "
                               "anonymize --json")
+    _check_manifest_shape(data, path)
     return data
 
 
@@ -62,6 +66,29 @@ def check_manifest(manifest: dict, path, backend=None) -> None:
                              f"{backend.describe()}: its policy hashes to {actual[:12]}, the release was made with "
                              f"{entry.policy_sha256[:12]}; it was edited after sqlanon wrote it (the catalog row "
                              "holds the original)")
+
+
+def _check_manifest_shape(data: dict, path) -> None:
+    """The fields a manifest's reader indexes into have the shapes sqlanon writes (an edited or truncated
+    manifest is a PolicyError naming the field, not a KeyError or TypeError)."""
+    def bad(field: str, what: str, value) -> PolicyError:
+        return PolicyError(f"MANIFEST.{field}", f"in {path} must be {what}; got {json.dumps(value)[:80]}: give a "
+                           "manifest written by sqlanon anonymize --json")
+    for key in ("policy", "chosen", "hierarchies"):
+        if not isinstance(data[key], dict):
+            raise bad(key, "a mapping", data[key])
+    if not isinstance(data["policy"].get("source"), dict):
+        raise bad("policy.source", "a mapping", data["policy"].get("source"))
+    levels = data["chosen"].get("levels")
+    if not isinstance(levels, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                               for k, v in levels.items()):
+        raise bad("chosen.levels", "a mapping of quasi-identifier -> level", levels)
+    for name, h in data["hierarchies"].items():
+        if not isinstance(h, dict):
+            raise bad(f"hierarchies.{name}", "a mapping (source, height, hash)", h)
+    for key in ("policy_dir", "database"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise bad(key, "a path", data[key])
 
 
 def open_manifest(manifest_path, new_source: str | None = None, db=None, name: str | None = None) -> Anonymization:

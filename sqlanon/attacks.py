@@ -139,9 +139,8 @@ def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "
     (header ``child,parent``), whose level counts down from its root. A two-column ``value,group`` file is
     the simplest. Every value of the data must be listed. Groups are numbered in file order.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"groups file {path} does not exist")
+    from . import files
+    path = files.checked_file(path, "--groups", "groups file", files.HIERARCHY_LIMIT)
     table = load_taxonomy_csv(path, attribute or "groups")
     if not 1 <= level <= table.height:
         raise PolicyError("--group-level", f"groups file {path} has levels 1 to {table.height}; got {level}")

@@ -21,10 +21,40 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
+from .models.risk import enforce_table_criteria
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
 SPARSE_ROWS_PER_STATEMENT = 2_000_000
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """What the optimum search needs of a full lattice node, from its class sizes (see `sqlanon.optimum`).
+
+    sum_sq and min_size cover every class, kept or not (they give the metrics' lower bounds for the node
+    and every node above it); the kept_* fields and `suppressed` are those of the release the node would
+    give, known only when `satisfied` is not None.
+    """
+
+    sum_sq: float
+    min_size: int
+    classes: int
+    satisfied: bool | None = None
+    kept_rows: int = 0
+    kept_classes: int = 0
+    kept_sum_sq: float = 0.0
+    suppressed: int = 0
+
+    @staticmethod
+    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> "NodeStats":
+        sizes = np.asarray(sizes, dtype=np.int64)
+        sq = sizes.astype(np.float64) ** 2
+        base = dict(sum_sq=float(sq.sum()), min_size=int(sizes.min()) if len(sizes) else 0, classes=len(sizes))
+        if ok is None or satisfied is None:
+            return NodeStats(**base)
+        return NodeStats(**base, satisfied=satisfied, kept_rows=int(sizes[ok].sum()), kept_classes=int(ok.sum()),
+                         kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
 
 
 @dataclass
@@ -58,7 +88,25 @@ class NodeChecker:
                 a = self.attribute[id(c)]
                 if a not in self.needed:
                     self.needed.append(a)
+        # models of the whole release's class sizes (average risk, records at risk): applied after the
+        # per-block models, they may suppress further classes (`sqlanon.models.risk`)
+        self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
+        # models judged against a population table's classes at the node (k-map): need block codes
+        self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
+        # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
+        # class sizes a query returned: the optimum search reads bounds and metrics from here for free
+        self.stats: dict[tuple[int, ...], NodeStats] = {}
+        self._qi_names = tuple(q.name for q in fs.qis)
+
+    def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
+                satisfied: bool | None) -> None:
+        if len(levels) != len(self._qi_names):
+            return                      # a node over a subset of the attributes (Incognito's smaller lattices)
+        key = tuple(levels[n] for n in self._qi_names)
+        known = self.stats.get(key)
+        if known is None or known.satisfied is None:
+            self.stats[key] = NodeStats.of(sizes, ok, satisfied)
 
     @property
     def prunable(self) -> bool:
@@ -123,7 +171,9 @@ class NodeChecker:
         self.evaluated += 1
         if known_satisfying and self.budget == 0:
             counts = self.fs.node_counts(levels)
-            return NodeResult(dict(levels), True, counts, np.ones(len(counts.sizes), dtype=bool), 0)
+            ok = np.ones(len(counts.sizes), dtype=bool)
+            self._record(levels, counts.sizes, ok, True)
+            return NodeResult(dict(levels), True, counts, ok, 0)
         if not self.needed:
             return self._judge(levels, self.fs.node_counts(levels))
         return self._judge_sparse_many([levels])[0]
@@ -138,7 +188,7 @@ class NodeChecker:
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
-        if self.has_multi_attribute:   # needs block codes to join refined blocks back: one node at a time
+        if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
             return [self.evaluate(levels).satisfied for levels in nodes]
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
@@ -150,17 +200,25 @@ class NodeChecker:
         min_distinct = self.min_distinct if exact else {}
         if bounds_hold and not exact:      # these nodes passed `monotone_part`: its bounds hold already
             min_size = 1
-        if exact or min_size > 1 or min_distinct:
+        # no model needs sensitive counts (k with table-level risk models): the block sizes decide the node
+        sizes_decide = not self.needed and not exact
+        if exact or sizes_decide or min_size > 1 or min_distinct:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
-                for idx, counts in zip(chunk, self.fs.batch_counts([nodes[j] for j in chunk],
+                for idx, counts in zip(chunk, self.fs.counts_source().batch_counts([nodes[j] for j in chunk],
                                                                    distinct=list(min_distinct))):
                     below = counts.sizes < min_size
                     for attribute, l in min_distinct.items():
                         below |= counts.distinct[attribute] < l
                     fits = int(counts.sizes[below].sum()) <= self.budget
-                    if exact or not fits:
+                    if sizes_decide:
+                        out[idx] = self._judge(nodes[idx], counts).satisfied     # records the node's stats
+                    elif exact or not fits:
+                        if exact:
+                            self._record(nodes[idx], counts.sizes, ~below, fits)
+                        else:
+                            self._record(nodes[idx], counts.sizes, None, None)
                         out[idx] = fits
                     else:
                         survivors.append(idx)
@@ -181,7 +239,8 @@ class NodeChecker:
 
     def _judge_sparse_many(self, nodes: list[dict[str, int]]) -> list[NodeResult]:
         """Nodes judged from their sparse sensitive counts, fetched in one statement per needed attribute."""
-        sparse = {a: self.fs.sparse_counts(nodes, a) for a in self.needed}
+        source = self.fs.counts_source()
+        sparse = {a: source.sparse_counts(nodes, a) for a in self.needed}
         sizes = self.fs.ordered_sizes(nodes) if self.fs.entity else None
         out = []
         for pos, levels in enumerate(nodes):
@@ -207,7 +266,11 @@ class NodeChecker:
                         ok[lo:hi] &= c.block_ok(dense)
             else:
                 ok &= c.block_ok(counts.sizes[:, None])
+        for c in self.population_criteria:
+            ok &= c.population_ok(self.fs, levels, counts.block_codes, counts.sizes)
+        ok = enforce_table_criteria(self.table_criteria, counts.sizes, ok)
         suppressed = int(counts.sizes[~ok].sum())
+        self._record(levels, counts.sizes, ok, suppressed <= self.budget)
         return NodeResult(dict(levels), suppressed <= self.budget, counts, ok, suppressed)
 
     def _multi_attribute_ok(self, c: Criterion, levels, counts: NodeCounts) -> np.ndarray:

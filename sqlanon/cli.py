@@ -1,4 +1,4 @@
-"""The `sqlanon` command line (DESIGN.md section 3).
+"""The `sqlanon` command line (docs/DESIGN.md section 3.2).
 
 Exit codes: 0 success; 2 bad policy or bad input (one line naming the field, column or value, no
 traceback), or a release refused because it would replace something sqlanon did not make (`sqlanon.catalog`);
@@ -51,12 +51,11 @@ def _progress(quiet: bool) -> Progress:
 
 
 def _run(policy, db, quiet, mode="incognito"):
-    """An Anonymization with its minimal nodes found and scored; use it in a `with` block."""
+    """An Anonymization with its minimal nodes found; use it in a `with` block."""
     from .anonymizer import Anonymization
     run = Anonymization(policy, db=db, progress=_progress(quiet))
     try:
         run.search(mode)
-        run.score_minimal()
     except BaseException:
         run.close()
         raise
@@ -162,7 +161,37 @@ def _release(run, json_path: str | None, force: bool, quiet: bool, companions=()
     return path
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineUsageError(click.ClickException):
+    """A command-line usage error (unknown option, bad choice, missing argument) shown as the one line every
+    other bad input gets, with the help command to run, instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, error: click.UsageError):
+        where = error.ctx.command_path if error.ctx is not None else "sqlanon"
+        super().__init__(f"{error.format_message()} (see {where} --help)")
+
+    def show(self, file=None) -> None:
+        click.echo(f"sqlanon: error: {self.format_message()}", err=True)
+
+
+class SqlanonGroup(click.Group):
+    """The command group: usage errors of the group and of every subcommand become one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from None
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from None
+
+
+@click.group(cls=SqlanonGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sqlanon")
 def main():
     """sqlanon: anonymize tables inside the database (k-anonymity, l-diversity, t-closeness)."""
@@ -200,7 +229,7 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
 @click.option("--json", "json_path", default=None, help=JSON_HELP)
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
@@ -215,25 +244,35 @@ def anonymize(policy, json_path, db, mode, force, quiet):
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--metrics", type=click.Choice(["policy", "all"]), default="policy", show_default=True,
+              help="Score each minimal node by the policy's utility metric only, or by all four.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def lattice(policy, db, as_json, mode, quiet):
-    """Every minimal node that satisfies the policy, with its metrics."""
+def lattice(policy, db, as_json, mode, metrics, quiet):
+    """Every minimal node that satisfies the policy, with its metrics, and the node a release would use."""
     with _run(policy, db, quiet, mode) as run:
+        run.score_minimal(metrics)
+        run.choose()
         _print_lattice(run, as_json)
 
 
 def _print_lattice(run, as_json: bool) -> None:
     data = {"nodes": run.lattice.size, "evaluated": run.result.evaluated,
             "seconds": round(run.timings["search"], 4),
-            "minimal": [c.as_dict() for c in run.candidates]}
+            "minimal": [c.as_dict() for c in run.candidates],
+            "release": {"levels": dict(run.chosen.levels), "metrics": dict(run.chosen.metrics),
+                        **run.optimum.as_dict()}}
     if as_json:
         _write_json(data, None)
     else:
         click.echo(f"{data['nodes']:,} nodes, {data['evaluated']:,} evaluated, {len(data['minimal'])} minimal")
         for c in data["minimal"]:
             click.echo(f"  {_levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
+        r = data["release"]
+        where = "a minimal node" if r["released_is_minimal"] else "above the minimal nodes"
+        click.echo(f"release ({r['method']}, {where}, {r['nodes_scored']:,} nodes scored): {_levels_text(r['levels'])}  "
+                   f"{run.policy.utility}={r['metrics'][run.policy.utility]:g}")
 
 
 @main.command()
@@ -315,20 +354,58 @@ def _label(run, qi: str, level: int, code: int) -> str:
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True)
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("--source", "source_table", default=None,
+              help="Table the script reads (default: the policy's source table).")
+@click.option("--steps", is_flag=True,
+              help="Print the statements of the search instead (mapping tables, frequency sets, node query), "
+                   "for reading: they need sqlanon's work tables.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def sql(policy, dialect, db, quiet):
-    """The SQL for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
-    transpiled by sqlglot: mapping tables, frequency sets, the node query, the release SELECT."""
+def sql(policy, dialect, db, source_table, steps, quiet):
+    """A script for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
+    transpiled by sqlglot: one self-contained SELECT whose rows are the release, runnable as it is on a
+    database holding only the source table (mapping tables inline as VALUES)."""
+    from .script import release_script
     from .sqlgen import policy_sql
+
+    with _chosen(policy, db, quiet) as run:
+        click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
+
+
+def _chosen(policy: str, db, quiet: bool):
+    """A run at a release MANIFEST's recorded node (.json, no search) or at a POLICY's chosen node (searched
+    now); use it in a `with` block."""
     if policy.lower().endswith(".json"):
         from .applying import open_manifest
-        with open_manifest(policy, db=db) as run:
-            click.echo(policy_sql(run, dialect))
-        return
-    with _run(policy, db, quiet) as run:
+        return open_manifest(policy, db=db)
+    run = _run(policy, db, quiet)
+    try:
         run.choose()
-        click.echo(policy_sql(run, dialect))
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+@main.command()
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--project", required=True, type=click.Path(file_okay=False),
+              help="The dbt project folder (holding dbt_project.yml).")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True,
+              help="The SQL dialect of the project's warehouse.")
+@click.option("--source", "source_table", default=None, help="Table the model reads (default: the policy's).")
+@click.option("--source-schema", default=None, help="Schema of that table (default: the dbt target's schema).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None)
+@click.option("-q", "--quiet", is_flag=True)
+@user_errors
+def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
+    """Write a POLICY's (searched now) or a release MANIFEST's (.json) release into a dbt project: the model,
+    its source, and schema tests that fail when the model stops satisfying the policy."""
+    from .dbt import write_project
+
+    with _chosen(policy, db, quiet) as run:
+        for path in write_project(run, project, dialect, source_table, source_schema):
+            click.echo(f"wrote {path}")
 
 
 @main.command()
@@ -356,7 +433,8 @@ def _register_feature_commands() -> None:
     from .experiments import cli as experiments_cli
     from .marginals import cli as marginals_cli
     from .maxent import cli as maxent_cli
-    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli):
+    from .risk import cli as risk_cli
+    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli, risk_cli):
         for command in module.COMMANDS:
             main.add_command(command)
 

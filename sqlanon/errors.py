@@ -1,7 +1,18 @@
-"""Errors that reach the user as one clear line (exit code 2), never as a traceback."""
+"""Errors that reach the user as one clear line, never as a traceback.
+
+Every error sqlanon raises on purpose derives from `SqlanonError`, so a caller can catch them all at
+once; each carries the CLI's exit code: 2 for bad input (`UserError` and its subclasses), 3 for a
+privacy requirement that is not met (`PrivacyNotMet`).
+"""
 
 
-class UserError(Exception):
+class SqlanonError(Exception):
+    """The root of sqlanon's errors. `exit_code` is what the CLI exits with after printing `str(err)`."""
+
+    exit_code = 1
+
+
+class UserError(SqlanonError):
     """Bad input from the user: a policy field, a column, a value. The CLI prints `str(err)` and exits 2."""
 
     exit_code = 2
@@ -22,7 +33,7 @@ class DataError(UserError):
     """The data does not fit the policy: an unknown column, a value missing from a hierarchy, NULLs..."""
 
 
-class PrivacyNotMet(Exception):
+class PrivacyNotMet(SqlanonError):
     """A release or a check does not satisfy the policy's privacy models (exit code 3)."""
 
     exit_code = 3

@@ -8,7 +8,7 @@
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
    ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
 3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
-   lattice node is one GROUP BY over it, with no joins (DESIGN.md, "measured floor").
+   lattice node is one GROUP BY over it, with no joins (docs/DESIGN.md section 1).
 4. `node_counts` rolls that up to a node and returns per-q*-block counts of each sensitive value.
 
 Column names inside these work tables are positional (q3_2, s0) so no user-chosen name is ever
@@ -23,7 +23,7 @@ import numpy as np
 from .engine import Backend
 from .engines.base import columns_frame
 from .errors import DataError
-from .hierarchy import HierarchyTable, build_table, load_taxonomy_csv, spec_kind
+from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
 from .policy import Policy
 
@@ -180,6 +180,9 @@ class FrequencySet:
         self.rows = 0
         self._cells_xlogx: float | None = None
         self._wide_rows: int | None = None
+        self._bottom_rows: int | None = None
+        self._counts_source = None
+        self.rollup = True          # roll node counts up in memory when the frequency set is small
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
@@ -249,9 +252,7 @@ class FrequencySet:
             values = sorted(values)
         levels = None
         if spec is not None:
-            kind = spec_kind(spec, name)
-            table = (load_taxonomy_csv(self._path(spec["hierarchy"]), name) if kind == "taxonomy"
-                     else build_table(name, spec, self.policy.base_dir, values))
+            table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
             position = {v: i for i, v in enumerate(table.values)}
             missing = [v for v in values if v not in position]
             if missing:
@@ -268,11 +269,6 @@ class FrequencySet:
         frame = columns_frame({"value": list(values), "code": np.arange(len(values), dtype=np.int32)})
         self.backend.create_table_from_frame(sens.map_table, frame)
         return sens
-
-    def _path(self, p):
-        from pathlib import Path
-        p = Path(p)
-        return p if p.is_absolute() else self.policy.base_dir / p
 
     def _create_frequency_sets(self) -> None:
         ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_table,
@@ -384,6 +380,27 @@ class FrequencySet:
             with np.errstate(divide="ignore"):
                 self._log_area[key] = np.log(per_code)
         return self._log_area[key]
+
+    @property
+    def bottom_rows(self) -> int:
+        """Rows (cells) of the bottom frequency set."""
+        if self._bottom_rows is None:
+            self._bottom_rows = int(self.backend.fetchone("count_rows.sql", relation=self.fs_table)[0])
+        return self._bottom_rows
+
+    def fetch_bottom(self) -> dict[str, np.ndarray]:
+        """The bottom frequency set's cells as numpy columns (q0.., s0.., cnt): an aggregate, for `rollup`."""
+        return self.backend.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
+                                       fs=self.fs_table)
+
+    def counts_source(self):
+        """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
+        from cached finer results when the frequency set is small (`sqlanon.rollup`), else this object (one
+        GROUP BY per node in the database)."""
+        if self._counts_source is None:
+            from .rollup import RollupCounts
+            self._counts_source = (RollupCounts.open(self) if self.rollup else None) or self
+        return self._counts_source
 
     @property
     def wide_rows(self) -> int:

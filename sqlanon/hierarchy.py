@@ -19,14 +19,18 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import hashlib
+import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .errors import PolicyError, DataError
+from . import files
+from .errors import DataError, PolicyError
 
 ROOT = "*"
+ROUND_LEVELS = 18     # `round` drops up to 17 digits: 10**17 is still exact in a double
 KINDS = ("taxonomy", "intervals", "round", "mask", "dates", "suppress")
 
 
@@ -114,32 +118,37 @@ def tree_problems(values: list[str], labels: list[list[str]]) -> dict[str, list[
     return out
 
 
-def _field(qi: str) -> str:
-    return f"quasi_identifiers.{qi}"
+def _field(qi: str, section: str = "quasi_identifiers") -> str:
+    return f"{section}.{qi}"
 
 
-def spec_kind(spec: dict, qi: str) -> str:
+def spec_kind(spec: dict, qi: str, section: str = "quasi_identifiers") -> str:
+    """The kind of a hierarchy spec; `section` (quasi_identifiers or sensitive) names the field in errors."""
     kind = spec.get("hierarchy")
     if kind is None:
-        raise PolicyError(_field(qi) + ".hierarchy", "missing; give a CSV path or one of " + ", ".join(KINDS[1:]))
+        raise PolicyError(_field(qi, section) + ".hierarchy", "missing; give a CSV path or one of "
+                          + ", ".join(KINDS[1:]))
     if not isinstance(kind, str):
-        raise PolicyError(_field(qi) + ".hierarchy", f"must be a string; got {kind!r}")
+        raise PolicyError(_field(qi, section) + ".hierarchy", f"must be a string; got {kind!r}")
     return kind if kind in KINDS[1:] else "taxonomy"
 
 
 EDGE_HEADER = ("child", "parent")
 
 
-def read_hierarchy_csv(path: Path, field: str) -> list[tuple[int, list[str]]]:
-    """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped."""
+def read_hierarchy_csv(path: Path, field: str, encoding: str = "utf-8") -> list[tuple[int, list[str]]]:
+    """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped.
+
+    The file must be a regular file of at most `files.HIERARCHY_LIMIT` bytes in `encoding` (UTF-8 unless
+    the spec says `encoding: latin-1`, ...): a Latin-1 file read as UTF-8 would give labels that match no
+    value, so it is refused with the line of the first undecodable byte."""
+    text = files.read_text(path, field, "hierarchy file", files.HIERARCHY_LIMIT, encoding,
+                           hint="save it as UTF-8, or name its encoding beside hierarchy:, e.g. encoding: latin-1")
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(fh), start=1)
-                    if r and any(c.strip() for c in r)]
-    except OSError as e:
-        raise PolicyError(field, f"cannot read {path}: {e.strerror}") from None
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise DataError(f"hierarchy file {path} is not a UTF-8 CSV file: {e}") from None
+        rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
+                if r and any(c.strip() for c in r)]
+    except csv.Error as e:
+        raise PolicyError(field, f"hierarchy file {path} is not a CSV file: {e}") from None
     if len(rows) < 2:
         raise DataError(f"hierarchy file {path}: needs a header row and at least one value row")
     return rows
@@ -149,10 +158,11 @@ def is_edge_header(header: list[str]) -> bool:
     return tuple(c.lower() for c in header) == EDGE_HEADER
 
 
-def load_taxonomy_csv(path: Path, attribute: str) -> HierarchyTable:
+def load_taxonomy_csv(path: Path, attribute: str, encoding: str = "utf-8",
+                      section: str = "quasi_identifiers") -> HierarchyTable:
     """Read a taxonomy: a wide CSV (header row, then one row per base value, one column per level) or,
     when the header is ``child,parent``, an edge table (`edge_table`)."""
-    rows = read_hierarchy_csv(path, _field(attribute) + ".hierarchy")
+    rows = read_hierarchy_csv(path, _field(attribute, section) + ".hierarchy", encoding)
     if is_edge_header(rows[0][1]):
         return edge_table(attribute, rows[1:], str(path))
     width = len(rows[0][1])
@@ -319,10 +329,14 @@ def file_problems(path: Path) -> dict:
 
 def _number(v: str, attribute: str) -> float:
     try:
-        return float(v)
+        x = float(v)
     except ValueError:
         raise DataError(f"column '{attribute}': value {v!r} is not a number, but its hierarchy "
                         "(intervals/round) needs numbers; use a taxonomy CSV instead") from None
+    if not math.isfinite(x):
+        raise DataError(f"column '{attribute}': value {v!r} is not a finite number and falls in no interval; "
+                        "filter it out with a query: source, or use a taxonomy CSV") from None
+    return x
 
 
 def _fmt(x: float) -> str:
@@ -386,14 +400,15 @@ def suppress_table(attribute: str, values: list[str]) -> HierarchyTable:
     return HierarchyTable(attribute, values, [list(values), [ROOT] * len(values)], source="suppress")
 
 
-def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[str] | None) -> HierarchyTable:
+def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[str] | None,
+                section: str = "quasi_identifiers") -> HierarchyTable:
     """The HierarchyTable for one attribute from its policy spec.
 
     Generated kinds (intervals, round, mask, dates, suppress) are built over the distinct values
     present in the data (`data_values`); a taxonomy comes from its file and must cover them.
     """
-    kind = spec_kind(spec, attribute)
-    field = _field(attribute)
+    kind = spec_kind(spec, attribute, section)
+    field = _field(attribute, section)
     if kind == "taxonomy":
         path = Path(spec["hierarchy"])
         if not path.is_absolute():
@@ -401,25 +416,27 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
         if not path.exists():
             raise PolicyError(field + ".hierarchy", f"file {path} does not exist; give a CSV path relative to the "
                               "policy file, or one of " + ", ".join(KINDS[1:]))
-        return load_taxonomy_csv(path, attribute)
+        encoding = files.encoding_name(spec.get("encoding", "utf-8"), field + ".encoding")
+        return load_taxonomy_csv(path, attribute, encoding, section)
     values = list(data_values or [])
     if kind == "intervals":
         widths = spec.get("widths")
         if not isinstance(widths, list) or not widths or not all(
-                isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths):
+                isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf for w in widths):
             raise PolicyError(field + ".widths", f"must be a list of positive numbers; got {widths!r}")
         for a, b in zip(widths, widths[1:]):
             if b <= a or (b / a) != int(b / a):
                 raise PolicyError(field + ".widths", f"each width must be a multiple of the previous one "
                                   f"(nested intervals); {b} is not a multiple of {a}")
         origin = spec.get("origin", 0)
-        if not isinstance(origin, (int, float)) or isinstance(origin, bool):
+        if not isinstance(origin, (int, float)) or isinstance(origin, bool) or not math.isfinite(origin):
             raise PolicyError(field + ".origin", f"must be a number; got {origin!r}")
         return interval_table(attribute, values, list(widths), origin)
     if kind == "round":
         levels = spec.get("levels")
-        if not isinstance(levels, int) or isinstance(levels, bool) or levels < 1:
-            raise PolicyError(field + ".levels", f"must be a positive integer (digits to round); got {levels!r}")
+        if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= ROUND_LEVELS:
+            raise PolicyError(field + ".levels", f"must be an integer from 1 to {ROUND_LEVELS} (digits to round); "
+                              f"got {levels!r}")
         table = interval_table(attribute, values, [10 ** j for j in range(1, levels)], 0)
         table.source = f"round {levels}"
         return table

@@ -55,6 +55,14 @@ def direct_generalizations(node: Node, heights) -> list[Node]:
     return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < heights[i]]
 
 
+def by_height(lattice: Lattice) -> list[tuple[int, list[Node]]]:
+    """(height, nodes of that height), lowest first: every direct specialization comes before its node."""
+    groups: dict[int, list[Node]] = {}
+    for node in lattice.nodes():
+        groups.setdefault(sum(node), []).append(node)
+    return sorted(groups.items())
+
+
 def minimal_nodes(satisfying) -> list[Node]:
     """Satisfying nodes with no satisfying node strictly below them (componentwise), sorted.
 
@@ -81,6 +89,9 @@ class SearchResult:
     evaluated: int
     seconds: float
     per_level: list[dict] = field(default_factory=list)
+    # nodes the search left unchecked because a satisfying node lies below them (so none is minimal); only
+    # with a non-monotone predicate, where satisfying nodes do not form an up-set (`sqlanon.search`)
+    undecided: set[Node] = field(default_factory=set)
 
 
 # check([(attribute indices, node), ...]) -> [bool, ...]: does each node, over that subset of the
@@ -108,7 +119,9 @@ def _candidates(subset: tuple[int, ...], heights, S: dict) -> list[Node]:
     """Nodes over `subset` whose every projection to one attribute fewer satisfied (subset property).
 
     Generated as in Apriori: join the satisfying nodes of the first size-1 attributes with each level of
-    the last one, then prune by the other projections.
+    the last one, then prune by the other projections. The satisfying sets are up-sets (the predicate is
+    monotone), so for one prefix the levels of the last attribute that pass a projection are all those
+    from its lowest passing level up: one scan per projection gives them.
     """
     size = len(subset)
     if size == 1:
@@ -116,13 +129,18 @@ def _candidates(subset: tuple[int, ...], heights, S: dict) -> list[Node]:
     projections = [subset[:j] + subset[j + 1:] for j in range(size)]
     if any(not S[p] for p in projections):
         return []
-    last = subset[-1]
+    top = heights[subset[-1]]
+    others = [S[projections[j]] for j in range(size - 1)]
     out = []
     for prefix in S[projections[-1]]:
-        for lvl in range(heights[last] + 1):
-            node = prefix + (lvl,)
-            if all(node[:j] + node[j + 1:] in S[projections[j]] for j in range(size - 1)):
-                out.append(node)
+        low = 0
+        for j, passing in enumerate(others):
+            sub = prefix[:j] + prefix[j + 1:]
+            while low <= top and sub + (low,) not in passing:
+                low += 1
+            if low > top:
+                break
+        out.extend(prefix + (lvl,) for lvl in range(low, top + 1))
     return out
 
 
@@ -146,6 +164,11 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     S: dict[tuple[int, ...], set[Node]] = {}
     evaluated = 0
     per_level = []
+    # how many nodes of the full lattice have each height: the progress estimate counts them as decided
+    per_height: dict[int, int] = {}
+    for node in lattice.nodes():
+        per_height[sum(node)] = per_height.get(sum(node), 0) + 1
+    decided = 0
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
         by_height: dict[int, list[tuple[tuple[int, ...], Node]]] = {}
@@ -169,9 +192,18 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
                     S[subset].add(node)
             evaluated += len(todo)
             level_evaluated += len(todo)
+            if size == n:
+                decided += per_height.get(h, 0)
             if progress:
-                progress.update(level=size, evaluated=evaluated)
+                progress.update(level=size, evaluated=evaluated, total=lattice.size, decided=decided or None)
         per_level.append({"subset_size": size, "candidates": candidates, "evaluated": level_evaluated,
                           "seconds": round(time.perf_counter() - level_start, 4)})
     full = S.get(tuple(range(n)), set())
-    return SearchResult(lattice, full, minimal_nodes(full), evaluated, time.perf_counter() - t, per_level)
+    return SearchResult(lattice, full, minimal_in_up_set(full), evaluated, time.perf_counter() - t, per_level)
+
+
+def minimal_in_up_set(satisfying: set[Node]) -> list[Node]:
+    """`minimal_nodes` of an up-set (a monotone predicate's satisfying nodes): those with no direct
+    specialization in it. Linear, where the general version compares every pair."""
+    return sorted((n for n in satisfying if not any(s in satisfying for s in direct_specializations(n))),
+                  key=lambda n: (sum(n), n))

@@ -1,4 +1,4 @@
-"""Utility metrics of a generalized table (DESIGN.md section 5; TKDD Section 6).
+"""Utility metrics of a generalized table (docs/DESIGN.md section 5; TKDD Section 6).
 
 - generalization height: the sum of the node's levels (Samarati; LeFevre et al.);
 - average class size: released rows / number of q*-blocks;
@@ -14,12 +14,36 @@
   one aggregate over the bottom frequency set (the original's cells), the same for every node; the
   second is sum over blocks of |B| ln area(B), from the block codes the node's query returned; the third
   is sum over generalized cells of g ln g, one aggregate query returning a single number.
+
+Monotonicity and lower bounds (what the optimum search, `sqlanon.optimum`, relies on). Let N' be any
+node above N (N' >= N componentwise): each class of N' is a union of classes of N.
+
+- height grows strictly, so the height optimum is always a minimal node.
+- Without suppression (and without an entity key) the other three never decrease either:
+  discernibility, because (a + b)^2 >= a^2 + b^2; average class size, because N' has no more classes
+  for the same rows; KL-divergence, by the log-sum inequality below. So every satisfying node lies
+  above a minimal node that is at least as good: the optimum is a minimal node.
+- With suppression they are not monotone: generalizing can remove the |D| penalty of suppressed rows
+  (discernibility) or drop small classes (average class size). Each still has a lower bound computed
+  from N that holds for N and every node above it, suppression or not (`lower_bound`):
+  - discernibility >= sum of s^2 over every class of N (kept or not): a kept class of N' costs its size
+    squared, at least the sum of its parts' squares; a suppressed one costs size * |D| >= size^2.
+  - average class size >= max(smallest class of N, the smallest class any model keeps): every released
+    class of N' is a union of classes of N and passed the models. (0 when the budget may suppress all.)
+  - KL-divergence >= the KL of N with nothing suppressed. Write KL = (1/|T|)[C + sum over generalized
+    cells G of g ln(area(G)/g)] (C is the same for every node). Each cell G' of N' (a kept block and a
+    sensitive value, or the root block of the suppressed rows and a sensitive value) is a disjoint union
+    of cells G_j of N inside its region, so area(G') >= sum_j area(G_j), and by the log-sum inequality
+    sum_j g_j ln(area_j/g_j) <= g' ln(sum_j area_j / g') <= g' ln(area(G')/g').
+- With an entity key none of this holds (one person counts in every class holding a row of theirs, so a
+  merged class can be smaller than the sum of its parts): no metric but height is treated as monotone and
+  no bound is used; the optimum search then scores every satisfying node.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .checker import NodeResult
+from .checker import NodeResult, NodeStats
 from .frequency import FrequencySet
 
 METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
@@ -65,6 +89,50 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
         root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
         total += result.suppressed_rows * np.log(root_area) - _xlogx(np.array([n for (n,) in rows]))
     return max(total / fs.rows, 0.0)
+
+
+def is_monotone(metric: str, suppression: bool, entity: bool) -> bool:
+    """Does the metric never improve under generalization, so that its optimum is a minimal node?"""
+    return metric == "height" or not (suppression or entity)
+
+
+def from_stats(metric: str, stats: NodeStats, table_rows: int) -> float | None:
+    """The metric of a satisfying node's release from its class sizes alone, or None when it needs a query."""
+    if stats.satisfied is None:
+        return None
+    if metric == "discernibility":
+        return stats.kept_sum_sq + float(table_rows) * stats.suppressed
+    if metric == "avg_class_size":
+        return round(stats.kept_rows / stats.kept_classes, 6) if stats.kept_classes else 0.0
+    return None
+
+
+def lower_bound(metric: str, stats: NodeStats, min_kept_size: int, budget: int, table_rows: int) -> float:
+    """A lower bound on `metric` for this node and every node above it (see the module docstring)."""
+    if metric == "discernibility":
+        return stats.sum_sq
+    if metric == "avg_class_size":
+        return 0.0 if budget >= table_rows else float(max(stats.min_size, min_kept_size))
+    raise ValueError(f"no size-based bound for {metric}")
+
+
+def kl_lower_bound(fs: FrequencySet, result: NodeResult) -> float:
+    """KL-divergence of the node with every class released: a lower bound for it and every node above."""
+    if not result.suppressed_rows:
+        return kl_divergence(fs, result)
+    whole = NodeResult(result.levels, True, result.counts, np.ones(len(result.ok), dtype=bool), 0)
+    return kl_divergence(fs, whole)
+
+
+def metric_value(metric: str, fs: FrequencySet, result: NodeResult) -> float:
+    """One metric of a node result (KL only when asked for: it costs a query)."""
+    if metric == "kl_divergence":
+        return round(kl_divergence(fs, result), 10)
+    if metric == "height":
+        return height(result.levels)
+    if metric == "avg_class_size":
+        return round(avg_class_size(result), 6)
+    return discernibility(result, fs.rows)
 
 
 def all_metrics(fs: FrequencySet, result: NodeResult, with_kl: bool = True) -> dict:

@@ -1,4 +1,4 @@
-"""The policy: what to anonymize, how, and what to release (DESIGN.md section 3).
+"""The policy: what to anonymize, how, and what to release (docs/DESIGN.md section 3.1).
 
 A policy is a YAML file or a dict of the same shape. `load_policy` checks its shape and returns a
 `Policy` with every field normalized; anything wrong raises `PolicyError` naming the field. The
@@ -11,20 +11,18 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from . import files, templates
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
-TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key"}
-SOURCE_KINDS = ("table", "csv", "parquet", "query")
+TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key", "search"}
 UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 MATERIALIZE = ("table", "view", "none")
 
 
 @dataclass
 class Source:
-    """Where the rows are, and which engine holds them (DESIGN.md section 3; README, "Policy").
+    """Where the rows are, and which engine holds them (docs/DESIGN.md section 3.1; README, "Policy").
 
     kind:   table, csv, parquet or query;
     engine: duckdb (embedded, the default), postgres or spark.
@@ -65,6 +63,19 @@ class Release:
     replace: bool = True        # false: refuse to replace even this release's own earlier output
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """`search:` how the lattice is searched (README, "Large lattices").
+
+    max_nodes:    lattices up to this many nodes get the exact search (every minimal node, the proven
+                  optimum); larger ones the heuristic search (`sqlanon.heuristic`);
+    time_limit_s: the heuristic search's time budget (it stops earlier when it has proven its result).
+    """
+
+    max_nodes: int = 250_000
+    time_limit_s: float = 60.0
+
+
 @dataclass
 class Policy:
     source: Source
@@ -78,6 +89,7 @@ class Policy:
     path: Path | None = None
     # the column identifying a person: classes, diversity and metrics then count distinct persons
     entity_key: str | None = None
+    search: SearchOptions = field(default_factory=SearchOptions)
 
     @property
     def qi_names(self) -> list[str]:
@@ -90,12 +102,6 @@ class Policy:
     @property
     def max_suppression(self) -> float:
         return float(self.privacy.get("max_suppression", 0.0) or 0.0)
-
-    def with_quasi_identifiers(self, names: list[str]) -> "Policy":
-        """The same policy restricted to some quasi-identifiers (experiments use prefixes of the list)."""
-        raw = copy.deepcopy(self.raw)
-        raw["quasi_identifiers"] = {n: raw["quasi_identifiers"][n] for n in names}
-        return load_policy(raw, base_dir=self.base_dir)
 
     def normalized(self) -> dict:
         """The policy as it will be written into the manifest (paths as strings)."""
@@ -114,6 +120,28 @@ def _require_mapping(value, fieldname: str) -> dict:
 def _name(value, fieldname: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise PolicyError(fieldname, f"must be a non-empty name; got {value!r}")
+    return value
+
+
+# how many dotted parts a relation name may have on each engine: catalog.schema.table (DuckDB, PostgreSQL),
+# database.table (Spark's session catalog)
+NAME_PARTS = {"duckdb": 3, "postgres": 3, "spark": 2}
+
+
+def _relation_name(value, fieldname: str, engine: str) -> str:
+    """A table name as the policy writes it: ``t``, ``schema.t`` or ``catalog.schema.t`` (a part in double
+    quotes may hold a dot); checked here so a bad one is a PolicyError, not a failed statement."""
+    value = _name(value, fieldname)
+    try:
+        parts = templates.split_name(value)
+    except ValueError as e:
+        raise PolicyError(fieldname, f"{e}; write table, schema.table or catalog.schema.table (double-quote a part "
+                          "that holds a dot)") from None
+    most = NAME_PARTS.get(engine, 3)
+    if len(parts) > most:
+        shape = "database.table" if most == 2 else "catalog.schema.table"
+        raise PolicyError(fieldname, f"{value!r} has {len(parts)} dotted parts; engine {engine} takes at most {most} "
+                          f"({shape}); double-quote a part that holds a dot")
     return value
 
 
@@ -185,7 +213,20 @@ def _parse_source(raw, base_dir: Path) -> Source:
         raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
     table = raw.get("table")
     if table is not None:
-        table = _name(table, "source.table")
+        table = _relation_name(table, "source.table", engine)
+    if "database" in raw and kinds and kinds[0] != "query":
+        raise PolicyError("source.database", f"goes with table: or query: (the DuckDB file they read); a {kinds[0]} "
+                          "source is read from its file: remove database:")
+    db = None
+    if raw.get("database") is not None:
+        db = _path(raw["database"], base_dir, "source.database")
+        if not db.is_file():
+            raise PolicyError("source.database", f"database file {db} does not exist" if not db.exists() else
+                              f"{db} is not a regular file; give a DuckDB database file")
+        with open(db, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":      # DuckDB's magic bytes, after the first block's checksum
+                raise PolicyError("source.database", f"{db} is not a DuckDB database file; for a CSV or Parquet file "
+                                  "write csv: or parquet: instead of database:")
     extra = {"engine": engine}
     if engine == "postgres":
         if "dsn_env" not in raw:
@@ -208,23 +249,20 @@ def _parse_source(raw, base_dir: Path) -> Source:
             q = raw["query"]
             if not isinstance(q, str) or not q.strip():
                 raise PolicyError("source.query", "must be a SELECT statement")
-            return Source("query", table=table, query=q, **extra)
+            return Source("query", table=table, query=q, database=db, **extra)
         value = raw[kind]
         if engine == "spark" and isinstance(value, str) and "://" in value:
             return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
         path = _path(value, base_dir, f"source.{kind}")
         if not path.exists():
             raise PolicyError(f"source.{kind}", f"file {path} does not exist")
+        if not (path.is_file() or path.is_dir()):      # a folder is a partitioned data set
+            raise PolicyError(f"source.{kind}", f"{path} is not a regular file (a device, pipe or socket); give "
+                              f"a {kind.upper() if kind == 'csv' else 'Parquet'} file")
         return Source(kind, table=table, path=path, **extra)
     if table is None:
         raise PolicyError("source.table", "missing; name the table to anonymize (or give "
                           + ("csv:, parquet: or query:)" if engine != "postgres" else "query:)"))
-    database = raw.get("database")
-    db = None
-    if database is not None:
-        db = _path(database, base_dir, "source.database")
-        if not db.exists():
-            raise PolicyError("source.database", f"database file {db} does not exist")
     return Source("table", table=table, database=db, **extra)
 
 
@@ -246,9 +284,13 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
         for i, name in enumerate(raw):
             if isinstance(name, dict) and len(name) == 1:
                 (n, spec), = name.items()
-                out[_name(n, f"{fieldname}[{i}]")] = _require_mapping(spec, f"{fieldname}.{n}")
+                n = _name(n, f"{fieldname}[{i}]")
+                value = _require_mapping(spec, f"{fieldname}.{n}")
             else:
-                out[_name(name, f"{fieldname}[{i}]")] = None
+                n, value = _name(name, f"{fieldname}[{i}]"), None
+            if n in out:
+                raise PolicyError(f"{fieldname}[{i}]", f"column '{n}' is listed twice; give each column once")
+            out[n] = value
     elif isinstance(raw, dict):
         for name, spec in raw.items():
             _name(name, fieldname)
@@ -264,15 +306,22 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             if need_hierarchy:
                 raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
             continue
-        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels"}
+        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels", "encoding"}
         if unknown:
             raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
-                              "origin or levels")
-        spec_kind(spec, name)
+                              "origin, levels or encoding")
+        if "encoding" in spec:
+            if spec_kind(spec, name, fieldname) != "taxonomy":
+                raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
+                                  "of that file); remove it")
+            files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
+        spec_kind(spec, name, fieldname)
     return out
 
 
-def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
+def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb",
+                   quasi_identifiers: dict | None = None) -> Release:
+    quasi_identifiers = quasi_identifiers or {}
     raw = _require_mapping(raw or {}, "release")
     unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "replace"}
     if unknown:
@@ -281,13 +330,19 @@ def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
     replace = raw.get("replace", True)
     if not isinstance(replace, bool):
         raise PolicyError("release.replace", f"must be true or false; got {replace!r}")
-    name = _name(raw.get("name", default_name), "release.name")
+    name = _relation_name(raw.get("name", default_name), "release.name", engine)
     materialize = raw.get("materialize", "table")
     if materialize not in MATERIALIZE:
         raise PolicyError("release.materialize", f"must be one of {', '.join(MATERIALIZE)}; got {materialize!r}")
     keep = raw.get("keep", []) or []
     if not isinstance(keep, list) or not all(isinstance(c, str) for c in keep):
         raise PolicyError("release.keep", f"must be a list of column names; got {keep!r}")
+    for i, c in enumerate(keep):
+        if c in keep[:i]:
+            raise PolicyError(f"release.keep[{i}]", f"column '{c}' is listed twice; give each column once")
+        if c in quasi_identifiers:
+            raise PolicyError(f"release.keep[{i}]", f"'{c}' is a quasi-identifier, released generalized, never "
+                              "unchanged; remove it from keep")
     export = raw.get("export", []) or []
     if isinstance(export, str):
         export = [export]
@@ -332,21 +387,36 @@ def _parse_marginals(raw) -> list[dict]:
     return out
 
 
+def _parse_search(raw) -> SearchOptions:
+    raw = _require_mapping(raw or {}, "search")
+    unknown = set(raw) - {"max_nodes", "time_limit_s"}
+    if unknown:
+        raise PolicyError("search." + sorted(unknown)[0], "unknown key; use max_nodes, time_limit_s")
+    out = SearchOptions()
+    max_nodes = raw.get("max_nodes", out.max_nodes)
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise PolicyError("search.max_nodes", f"must be a whole number of lattice nodes, at least 1; got {max_nodes!r}")
+    limit = raw.get("time_limit_s", out.time_limit_s)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 86_400:
+        raise PolicyError("search.time_limit_s", f"must be a number of seconds above 0 (at most 86400); got {limit!r}")
+    return SearchOptions(max_nodes, float(limit))
+
+
+def _default_release_name(src: Source) -> str:
+    """<table>_release beside a source table (in its schema), <file stem>_release for a file, query_release."""
+    if src.kind == "table" and src.table:
+        parts = templates.split_name(src.table)
+        return templates.join_name(parts[:-1] + [parts[-1] + "_release"])
+    return f"{src.label.split('.')[0]}_release"
+
+
 def load_policy(source, base_dir: Path | None = None) -> Policy:
     """Read and check a policy from a YAML path or a dict. Paths are relative to the policy's folder."""
     path = None
     if isinstance(source, (str, Path)):
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise PolicyError("(file)", f"cannot read policy {path}: {e.strerror}") from None
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise PolicyError("(file)", f"{path} is not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+        text = files.read_text(path, "(file)", "policy", files.POLICY_LIMIT)
+        raw = files.load_yaml(text, path, "(file)")
         base_dir = path.resolve().parent
     else:
         raw = copy.deepcopy(source)
@@ -370,11 +440,11 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     utility = raw.get("utility", "discernibility")
     if utility not in UTILITY_METRICS:
         raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    default_name = f"{src.label.split('.')[0]}_release"
-    release = _parse_release(raw.get("release"), base_dir, default_name)
+    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine, qis)
     entity = raw.get("entity_key")
     if entity is not None:
         entity = _name(entity, "entity_key")
         if entity in qis or entity in sens:
             raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
-    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity)
+    search = _parse_search(raw.get("search"))
+    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity, search)

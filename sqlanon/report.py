@@ -3,7 +3,8 @@
 It shows the policy; the chosen lattice node and why (its utility metrics against every other
 minimal node: the policy's metric picks the smallest, ties broken by height, then by levels, as in
 `Anonymization.choose`); a picture of the lattice with the satisfying, minimal and chosen nodes
-marked; the minimal nodes' levels per attribute; the class-size histogram; each privacy model's
+marked; the minimal nodes' levels per attribute; the class-size histogram; the re-identification risk
+before and after (`sqlanon.risk.report_section`); each privacy model's
 required and achieved values; the homogeneity and similarity attacks on the release (TKDD Section
 3.1; Li et al., ICDE 2007, Section 3; see `sqlanon.attacks`); and the utility metrics.
 
@@ -54,6 +55,8 @@ from .attacks import release_attacks
 from .errors import DataError, PolicyError
 from .lattice import direct_generalizations
 from .metrics import METRICS, all_metrics
+from .risk.report_section import SECTION as RISK_SECTION
+from .risk.report_section import risk_context, risk_svg, top_risk
 
 MIN_CELL = 10
 HASSE_MAX_NODES = 300
@@ -146,7 +149,7 @@ def _ensure_searched(run: Anonymization) -> None:
         run.search()
         run.score_minimal()
         run.chosen = chosen
-    elif len(run.candidates) != len(run.result.minimal):
+    elif run.scored != "all":
         run.score_minimal()
     if run.chosen is None:
         run.choose()
@@ -257,6 +260,7 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "max_suppression": run.policy.max_suppression, "budget": run.checker.budget,
         "suppressed": result.suppressed_rows,
         "attacks": reports, "similarity": similarity,
+        "risk": risk_context(run, result.released_sizes),
     }
 
 
@@ -279,7 +283,7 @@ def lattice_svg(names, heights, states: dict[tuple, str]) -> Markup:
     """The Hasse diagram for small lattices, nodes by level for large ones (see the module docstring)."""
     if len(states) <= HASSE_MAX_NODES:
         return _hasse_svg(names, heights, states)
-    return _levels_svg(names, heights, states)
+    return _levels_svg(names, states)
 
 
 def _by_height(states) -> dict[int, list[tuple]]:
@@ -318,7 +322,7 @@ def _hasse_svg(names, heights, states) -> Markup:
     return _svg(width, int(height), body, "lattice: Hasse diagram")
 
 
-def _levels_svg(names, heights, states) -> Markup:
+def _levels_svg(names, states) -> Markup:
     order = {"unsat": 0, "minimal": 1, "chosen": 1, "sat": 2}
     rows = _by_height(states)
     cell, per_row, left, band_gap = 6, 150, 150, 5
@@ -558,13 +562,14 @@ ones (circled), then the other satisfying ones.{% endif %}</p>
 <tr><td class="l">suppression of at most {{ fmt(max_suppression * 100) }} % of the {{ unit }}{% if rows is not none %} ({{ cells.count(budget) }}){% endif %}</td><td class="l">-</td><td class="l">{{ cells.count(suppressed) }} {{ unit }} suppressed</td></tr>
 </table>
 <p>Everything the release achieves, whatever the policy asked (<code>sqlanon check</code>'s values:
-l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_l;
+l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_c_at_l;
+pd_recursive_c / npd_recursive_c the same with the policy's don't-care values, and *_l the largest l the policy's c achieves;
 t_* the largest Earth Mover's Distance of a class):</p>
 <table id="achieved">
 {% for k, v in achieved.items() %}<tr><td class="l">{{ k }}</td><td>{% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}</td></tr>
 {% endfor %}
 </table>
-
+RISK_SECTION_HERE
 <h2 id="attacks">Attacks on the release</h2>
 <p>What an adversary learns from the classes alone. Homogeneity (TKDD Section 3.1): a class whose sensitive
 values are all equal (100 %), or whose most frequent value holds at least {{ fmt(options.threshold * 100) }} % of it,
@@ -618,7 +623,7 @@ withheld, discernibility for every node (with the release's size either would gi
 </main>
 </body>
 </html>
-""")
+""".replace("RISK_SECTION_HERE", RISK_SECTION))
 
 
 def _attack_name(r) -> str:
@@ -643,7 +648,9 @@ def render(context: dict) -> str:
         metrics_svg=metrics_svg(ranked, ctx["chosen_node"], names, hide),
         lattice_svg=lattice_svg(names, heights, ctx["states"]),
         levels_svg=minimal_levels_svg(names, heights, ranked, ctx["chosen_node"]),
-        histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]))
+        histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]),
+        risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"]), pct=lambda x: f"{100 * x:.2f} %",
+        top_risk=lambda x: top_risk(ctx["cells"], x))
 
 
 def _write_atomically(path: Path, text: str) -> Path:

@@ -4,15 +4,18 @@
   the whole predicate.
 - Suppression with an l-diversity or t-closeness model: those are not monotone then, so Incognito runs
   on the monotone necessary part (k-anonymity with the same budget; suppressed rows can only grow when a
-  model is added), and every node that passes it is checked with the full predicate.
+  model is added). The nodes that pass it are checked with the full predicate in height order, except
+  those with a satisfying node below them: such a node is never minimal, so it stays `undecided` and
+  the optimum search (`sqlanon.optimum`) checks it only if its utility bound can still beat the best
+  release found.
 - `mode="brute_force"` evaluates every node (the tests' reference).
 """
 from __future__ import annotations
 
 import time
 
-from .checker import NodeChecker
-from .lattice import Lattice, SearchResult, brute_force, incognito, minimal_nodes
+from .checker import NodeChecker, NodeStats
+from .lattice import Lattice, SearchResult, brute_force, by_height, direct_specializations, incognito
 
 
 def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito", progress=None) -> SearchResult:
@@ -29,17 +32,35 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
         pre = incognito(lattice, necessary.check(lattice.names), progress)
     else:   # nothing monotone to prune with: every node is a candidate
         pre = SearchResult(lattice, set(lattice.nodes()), [], 0, 0.0)
-    satisfying = set()
     evaluated = pre.evaluated
+    candidates = pre.satisfying
+    for node, stats in necessary.stats.items():
+        # class sizes the monotone pass fetched: their bounds serve the optimum search (its verdicts do not)
+        checker.stats.setdefault(node, NodeStats(stats.sum_sq, stats.min_size, stats.classes))
     everything = tuple(range(len(lattice.names)))
-    todo = sorted(pre.satisfying, key=lambda n: (sum(n), n))
     # every candidate passed the monotone part, so the checker skips those bounds and judges the models
     full = checker.check(lattice.names, bounds_hold=bool(necessary.criteria))
-    for node, ok in zip(todo, full([(everything, n) for n in todo])):
-        if ok:
-            satisfying.add(node)
-    evaluated += len(todo)
-    per_level = pre.per_level + [{"phase": "full predicate on k-satisfying nodes",
-                                  "evaluated": evaluated - pre.evaluated}]
-    return SearchResult(lattice, satisfying, minimal_nodes(satisfying), evaluated, time.perf_counter() - t,
-                        per_level)
+    satisfying: set = set()
+    undecided: set = set()
+    dominated: set = set()          # nodes with a satisfying node strictly below them: never minimal
+    for height, level in by_height(lattice):
+        todo = []
+        for node in level:
+            if any(s in satisfying or s in dominated for s in direct_specializations(node)):
+                dominated.add(node)
+                if node in candidates:
+                    undecided.add(node)     # not minimal; the optimum search checks it if it can still win
+            elif node in candidates:
+                todo.append(node)
+        for node, ok in zip(todo, full([(everything, n) for n in todo])):
+            if ok:
+                satisfying.add(node)
+        evaluated += len(todo)
+        if progress and todo:
+            progress.update(level=len(everything), evaluated=evaluated, total=lattice.size)
+    per_level = pre.per_level + [{"phase": "full predicate on candidates with no satisfying node below",
+                                  "evaluated": evaluated - pre.evaluated, "undecided": len(undecided)}]
+    # each node checked had no satisfying node below it, so every satisfying one found is minimal
+    minimal = sorted(satisfying, key=lambda n: (sum(n), n))
+    return SearchResult(lattice, satisfying, minimal, evaluated, time.perf_counter() - t, per_level, undecided)
+

@@ -1,8 +1,9 @@
-"""`sqlanon sql`: the statements of a run, transpiled by sqlglot to another SQL dialect.
+"""`sqlanon sql --steps`: the statements of a run, transpiled by sqlglot to another SQL dialect.
 
-Printed in the order they run: the mapping tables (DDL and their rows), the bottom and wide frequency
-sets, the query of the chosen lattice node, and the generalizing SELECT of the release, which can be
-pasted into a scheduled query or a dbt model.
+Printed in the order they run, for reading: the mapping tables (DDL and their rows), the bottom and
+wide frequency sets, the query of the chosen lattice node, and the generalizing SELECT of the release.
+They need sqlanon's work tables; the script to schedule is `sqlanon.script` (`sqlanon sql` without
+`--steps`), which needs only the source table.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _mapping_ddl(q, dialect: str) -> list[str]:
 
 
 def policy_sql(run, dialect: str) -> str:
-    fs, policy, b = run.fs, run.policy, run.backend
+    fs, policy = run.fs, run.policy
     src = policy.source
     source = src.table if src.kind == "table" else fs.source
     out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]

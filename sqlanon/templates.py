@@ -29,6 +29,55 @@ def qualified(*parts: str) -> str:
     return ".".join(ident(p) for p in parts if p)
 
 
+def split_name(name: str) -> list[str]:
+    """The parts of a dotted relation name as a policy writes it: ``t``, ``schema.t``, ``catalog.schema.t``.
+
+    A part written in double quotes may hold dots (``sales."2024.q1"``; ``""`` is a quote inside quotes).
+    Raises ValueError for an empty part or an unclosed quote; callers turn it into a PolicyError.
+    """
+    parts, cur, i, text = [], [], 0, str(name)
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while True:
+                end = text.find('"', end)
+                if end < 0:
+                    raise ValueError(f"unclosed double quote in {name!r}")
+                if text[end + 1:end + 2] == '"':
+                    end += 2
+                    continue
+                break
+            cur.append(text[i + 1:end].replace('""', '"'))
+            i = end + 1
+        elif ch == ".":
+            parts.append("".join(cur))
+            cur, i = [], i + 1
+        else:
+            cur.append(ch)
+            i += 1
+    parts.append("".join(cur))
+    if any(not p.strip() for p in parts):
+        raise ValueError(f"empty part in {name!r}")
+    return parts
+
+
+def join_name(parts: list[str]) -> str:
+    """The inverse of `split_name`: parts joined by dots, a part quoted when it holds a dot or a quote."""
+    return ".".join('"' + p.replace('"', '""') + '"' if ("." in p or '"' in p) else p for p in parts)
+
+
+def relation(name: str) -> str:
+    """A relation name for SQL: each part of ``schema.table`` (see `split_name`) quoted by `ident`."""
+    return qualified(*split_name(name))
+
+
+def relation_last(name: str) -> str:
+    """The last part of a relation name, quoted (the new name of ALTER TABLE ... RENAME TO, which stays in
+    the schema of the old one)."""
+    return ident(split_name(name)[-1])
+
+
 SQL_TYPES = ("BOOLEAN", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP")
 
 
@@ -54,6 +103,8 @@ def environment() -> jinja2.Environment:
     env.filters["ident"] = ident
     env.filters["int"] = _int
     env.filters["sqltype"] = _sqltype
+    env.filters["relation"] = relation
+    env.filters["relation_last"] = relation_last
     env.globals["qualified"] = qualified
     return env
 

@@ -55,9 +55,8 @@ def report(manifest, out, external, min_cell, threshold, groups, group_level, db
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
     from .progress import Progress
     from .report import report_from_manifest
-    if not Path(manifest).is_file():
-        raise PolicyError("MANIFEST", f"file {manifest} does not exist; give a manifest written by "
-                          "sqlanon anonymize --json")
+    from . import files
+    files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,
                                 groups=groups, group_level=group_level,
                                 progress=Progress(enabled=False) if quiet else Progress())
@@ -99,9 +98,7 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
     from .engines.duckdb import connect
     from .hierarchy import file_problems
     path = Path(file)
-    if not path.is_file():
-        raise PolicyError("FILE", f"hierarchy file {file} does not exist")
-    found = file_problems(path)
+    found = file_problems(path)       # a missing, special or oversized file is a PolicyError naming FILE
     source = _data_source(data, table)
     with connect() as backend:
         view = backend.attach_source(source)

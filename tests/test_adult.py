@@ -1,4 +1,4 @@
-"""The Adult figures through the engine: rows, domain sizes, lattice heights (DESIGN.md section 6)."""
+"""The Adult figures through the engine: rows, domain sizes, lattice heights (docs/DESIGN.md section 6)."""
 from __future__ import annotations
 
 from sqlanon.anonymizer import Anonymization

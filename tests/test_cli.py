@@ -10,6 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+import sqlanon
 from sqlanon.cli import main
 
 from conftest import HOSPITAL
@@ -102,7 +103,7 @@ def test_lattice_and_sql(tmp_path):
     # Figure 2 of the TKDD paper is the only minimal 4-anonymous node (see test_hospital.py)
     assert [m["levels"] for m in data["minimal"]] == [{"zip_code": 1, "age": 1, "nationality": 1}]
     for dialect in ("postgres", "spark", "trino", "bigquery", "snowflake"):
-        sql = _invoke(["sql", policy, "--dialect", dialect, "-q"])
+        sql = _invoke(["sql", policy, "--dialect", dialect, "-q", "--steps"])
         assert sql.exit_code == 0, sql.output
         assert "GROUP BY" in sql.output.upper() and "hospital" in sql.output
 
@@ -112,8 +113,8 @@ def test_sql_from_a_manifest_is_the_released_transformation_without_a_search(tmp
     policy = _policy(tmp_path, db)
     manifest = tmp_path / "m.json"
     assert _invoke(["anonymize", policy, "--json", str(manifest), "-q"]).exit_code == 0
-    from_policy = _invoke(["sql", policy, "--dialect", "postgres", "-q"])
-    from_manifest = _invoke(["sql", str(manifest), "--dialect", "postgres"])
+    from_policy = _invoke(["sql", policy, "--dialect", "postgres", "-q", "--steps"])
+    from_manifest = _invoke(["sql", str(manifest), "--dialect", "postgres", "--steps"])
     assert from_manifest.exit_code == 0, from_manifest.output
     release = lambda out: out.split("-- the release: the generalizing SELECT")[1]  # noqa: E731
     assert release(from_manifest.output) == release(from_policy.output)
@@ -197,3 +198,16 @@ def test_demo_runs_from_the_installed_entry_point(tmp_path):
     con = duckdb.connect(str(tmp_path / "sqlanon_demo.duckdb"), read_only=True)
     assert con.execute("SELECT COUNT(*) FROM adult_demo").fetchone()[0] == 45222 - manifest["chosen"]["suppressed_rows"]
     con.close()
+
+
+@pytest.mark.parametrize("error, code", [
+    (sqlanon.UserError("bad value"), 2),
+    (sqlanon.PolicyError("privacy.k", "must be a positive integer"), 2),
+    (sqlanon.DataError("column 'age' has NULLs"), 2),
+    (sqlanon.PrivacyNotMet("k = 3 < 5"), 3),
+])
+def test_every_error_derives_from_sqlanon_error_with_its_exit_code(error, code):
+    assert isinstance(error, sqlanon.SqlanonError) and error.exit_code == code
+    assert set(sqlanon.__all__) >= {"Anonymization", "connect", "SqlanonError", "UserError", "PolicyError",
+                                    "DataError", "PrivacyNotMet"}
+    assert all(getattr(sqlanon, name) is not None for name in sqlanon.__all__)

@@ -33,6 +33,8 @@ from sqlanon.policy import load_policy
 
 from conftest import ADULT, HOSPITAL, adult_policy
 
+pytestmark = pytest.mark.engines     # PostgreSQL and Spark: pytest -m "not engines" leaves them out
+
 IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 PG_ENV = "SQLANON_TEST_PG_DSN"
 PG_PASSWORD = "s3cr3t-Pw.for-tests"
@@ -343,6 +345,73 @@ def test_postgres_query_source_and_view_release(postgres, tmp_path):
     assert "hospital_rel__sqlanon_tmp" not in _pg_tables(postgres)
 
 
+def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
+    """schema.table for the source and the release, each part quoted (a schema name that needs quoting): the
+    same rows as the unqualified run, the release (table, then view) in that schema and not in the current one."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute('CREATE SCHEMA IF NOT EXISTS "Ward 7"')
+        con.execute('CREATE TABLE IF NOT EXISTS "Ward 7".patients AS SELECT * FROM hospital')
+    reference = _outcome(_hospital_policy("postgres", {"k": 4}), tmp_path)
+    for kind in ("table", "view"):
+        policy = dict(_hospital_policy("postgres", {"k": 4}, name='"Ward 7".rel', materialize=kind),
+                      source={"engine": "postgres", "dsn_env": PG_ENV, "table": '"Ward 7".patients'})
+        out = _outcome(policy, tmp_path)
+        assert out["rows"] == reference["rows"]
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            kinds = con.execute("SELECT table_type FROM information_schema.tables WHERE table_schema = 'Ward 7' "
+                                "AND table_name = 'rel'").fetchall()
+        assert kinds == [("BASE TABLE" if kind == "table" else "VIEW",)]
+    assert "rel" not in _pg_tables(postgres)              # nothing in the current schema
+
+
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_source_query_is_one_select(request, engine, tmp_path):
+    """A second statement after the SELECT (or no SELECT at all) is refused before anything runs."""
+    request.getfixturevalue(engine)
+    source = {"engine": "postgres", "dsn_env": PG_ENV} if engine == "postgres" else {"engine": "spark",
+                                                                                     "master": "local[2]"}
+    for query, needle in [("SELECT * FROM hospital; DROP TABLE hospital", "got 2 statements"),
+                          ("DELETE FROM hospital", "must be one SELECT statement"),
+                          ("SELECT * FROM WHERE", f"is not valid SQL for {engine}")]:
+        policy = dict(_hospital_policy(engine, {"k": 4}), source={**source, "query": query})
+        _one_line_error(_cli(["anonymize", _write_policy(tmp_path, policy), "-q"]), needle)
+    if engine == "postgres":
+        assert "hospital" in _pg_tables(request.getfixturevalue("postgres"))
+
+
+def test_spark_database_qualified_source_and_release(spark, tmp_path):
+    spark.sql("CREATE DATABASE IF NOT EXISTS ward")
+    spark.sql("CREATE TABLE IF NOT EXISTS ward.patients USING parquet AS SELECT * FROM hospital")
+    reference = _outcome(_hospital_policy("spark", {"k": 4}), tmp_path)
+    policy = dict(_hospital_policy("spark", {"k": 4}, name="ward.rel"),
+                  source={"engine": "spark", "master": "local[2]", "table": "ward.patients"})
+    assert _outcome(policy, tmp_path)["rows"] == reference["rows"]
+    assert spark.catalog.tableExists("ward.rel")
+
+
+def test_spark_failed_view_release_in_a_database_leaves_nothing(spark, tmp_path, monkeypatch):
+    """Spark has no transactions: the tables a failed view release created (its mapping tables, persisted
+    in the release's database) are dropped again, in that database too."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS ward")
+    policy = dict(_hospital_policy("spark", {"k": 4}, name="ward.failed", materialize="view"),
+                  source={"engine": "spark", "master": "local[2]", "table": "hospital"})
+    with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+        run.search()
+        run.score_minimal()
+        run.choose()
+        real = run.backend.execute
+
+        def failing(template, *args, **kwargs):
+            if template == "release_view.sql":
+                raise DataError("the view statement failed")
+            return real(template, *args, **kwargs)
+        monkeypatch.setattr(run.backend, "execute", failing)
+        with pytest.raises(DataError, match="the view statement failed"):
+            run.materialize()
+    assert [t.name for t in spark.catalog.listTables("ward") if t.name.startswith("failed")] == []
+
+
 @pytest.mark.parametrize("engine", ["postgres", "spark"])
 def test_exports_equal_duckdb_exports(request, engine, tmp_path):
     request.getfixturevalue("postgres" if engine == "postgres" else "spark")
@@ -478,7 +547,7 @@ def test_check_of_a_postgres_release_reads_the_same_server(postgres, tmp_path):
     report = json.loads(result.output)
     assert (report["rows"], report["classes"], report["achieved"]["k"]) == (12, 3, 4)
     assert _cli(["check", policy]).exit_code == 3          # the source itself is not 4-anonymous
-    sql = _cli(["sql", policy, "--dialect", "postgres", "-q"])
+    sql = _cli(["sql", policy, "--dialect", "postgres", "-q", "--steps"])
     assert 'CREATE TEMPORARY TABLE "__sqlanon_fs"' in sql.output and "CREATE OR REPLACE TEMPORARY" not in sql.output
 
 

@@ -153,3 +153,59 @@ def test_samples_are_seeded():
 def test_bad_options(tmp_path, args, msg):
     r = CliRunner().invoke(main, ["experiments", "--out", str(tmp_path), *args])
     assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output
+
+
+# --------------------------------------------------------------------------------------------------
+# verdicts are computed from the counts, by the rule printed beside them
+
+@pytest.mark.parametrize("holds, of, verdict", [
+    (9, 10, "holds"), (8, 10, "mostly"), (5, 10, "mostly"), (4, 10, "does NOT hold here"), (0, 0, "not testable here"),
+])
+def test_share_verdict(holds, of, verdict):
+    from sqlanon.experiments.report import share_verdict
+    assert share_verdict(holds, of) == verdict
+
+
+@pytest.mark.parametrize("better, worse, verdict", [
+    (3, 0, "holds"), (3, 1, "mixed"), (0, 0, "does NOT hold here"), (0, 2, "does NOT hold here"),
+])
+def test_sign_verdict(better, worse, verdict):
+    from sqlanon.experiments.report import sign_verdict
+    assert sign_verdict(better, worse) == verdict
+
+
+def test_utility_claims_count_ties_apart():
+    """Recursive vs entropy: strictly better, equal and worse are three counts; no table is worst."""
+    from sqlanon.experiments import utility
+    series = {"k-anonymity": [1, 1], "entropy l": [2, None], "recursive (3,l)": [2, 3], "k + 0.2-closeness": [1, 1]}
+    cell = {"qi": ["age"], "baseline": {"kl_divergence": 1.0},
+            "by_model": {m: [{"param": p, **{x: v for x in utility.METRICS}, "kl_divergence_age74": v}
+                             for p, v in zip((6, 8), vals)] for m, vals in series.items()}}
+    out = {"params": [6, 8], "results": {"sample": {"Q3": cell}}}
+    c = utility.claims(out)
+    assert (c["recursive_better"]["better"], c["recursive_better"]["equal"], c["recursive_better"]["worse"]) == (4, 4, 0)
+    assert c["recursive_better"]["verdict"] == "holds"
+    # l = 6: recursive 2 = entropy 2, a tie, so the paper's "recursive performs better" does not hold
+    assert (c["l6_recursive_kl"]["better"], c["l6_recursive_kl"]["equal"]) == (0, 1)
+    assert c["l6_recursive_kl"]["verdict"] == "does NOT hold here"
+    # comparable: l-diverse <= 1.25 x k-anonymous; 2 > 1.25 and "no table" are not comparable
+    assert (c["comparable"]["holds"], c["comparable"]["of"]) == (0, 12)
+
+
+def test_a_partial_run_merges_into_a_report_of_the_same_options(smoke, tmp_path):
+    import shutil
+    out, data = smoke
+    folder = tmp_path / "report"
+    shutil.copytree(out, folder)
+    r = CliRunner().invoke(main, ARGS + ["facts", "--out", str(folder)])
+    assert r.exit_code == 0, r.output
+    merged = json.loads((folder / "results.json").read_text())
+    assert list(merged["experiments"]) == list(NAMES)                       # the others are kept
+    assert merged["experiments"]["homogeneity"] == data["experiments"]["homogeneity"]
+    assert [u["experiments"] for u in merged["updates"]] == [["facts"]]
+    report = (folder / "report.md").read_text()
+    assert report.splitlines()[0] == data["command"].join("``") and "Rerun since: facts on" in report
+    # different options: no merge, the report holds what ran
+    r = CliRunner().invoke(main, ARGS[:-2] + ["2", "-q", "facts", "--out", str(folder)])
+    assert r.exit_code == 0, r.output
+    assert list(json.loads((folder / "results.json").read_text())["experiments"]) == ["facts"]

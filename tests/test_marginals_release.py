@@ -368,6 +368,19 @@ def test_cli_search_and_bad_input(tmp_path):
     listed, _ = _write_fig1(tmp_path / "listed", [{"attributes": {"zip": 0}}])
     r = CliRunner().invoke(main, ["marginals", str(listed), "--search", "greedy", "-q"])
     assert r.exit_code == 2 and "--search" in r.output
+    # the walk continues from the greedy's collection, seeded: never worse, the same on a second run
+    walks = []
+    for _ in range(2):
+        r = CliRunner().invoke(main, ["marginals", str(path), "--search", "walk", "--seed", "3", "--walk-steps", "40",
+                                      "--json", "-", "-q", "--no-release"])
+        assert r.exit_code == 0, r.output
+        walks.append(json.loads(r.output)["marginals"])
+    assert walks[0]["walk"] == {**walks[1]["walk"], "seconds": walks[0]["walk"]["seconds"]}
+    assert walks[0]["walk"]["kl"] <= walks[0]["search"][0]["kl"] + 1e-12 and walks[0]["walk"]["proposals"] == 40
+    assert walks[0]["kl_divergence"] == pytest.approx(walks[0]["walk"]["kl"])
+    for alpha, ok in (("0", False), ("1.5", False), ("0.1", True)):
+        r = CliRunner().invoke(main, ["marginals", str(path), "--relaxation", alpha, "-q", "--no-release"])
+        assert (r.exit_code == 2 and "--relaxation" in r.output) if not ok else r.exit_code in (0, 3), r.output
 
 
 def test_cli_start_options(tmp_path):
@@ -438,7 +451,16 @@ def test_adult_experiment_on_a_sample(tmp_path):
         assert t["plus"]["privacy"]["satisfied"]
         kls = [p["kl"] for p in t["path"]]
         assert all(b <= a + 1e-12 for a, b in zip(kls, kls[1:]))
-    assert res["opt"]["kl"] == min(t["plus"]["kl"] for t in res["tables"])
+    opt = res["opt"]
+    assert opt["kl"] <= min(t["plus"]["kl"] for t in res["tables"]) and opt["privacy"]["satisfied"]
+    assert opt["kl"] == min(w["kl"] for w in opt["walks"]) and len(opt["walks"]) == len(res["tables"]) + 1
+    assert res["claims"]["b_is_opt"]["holds"] == (opt["kl"] >= min(t["plus"]["kl"] for t in res["tables"]) - 1e-9)
     text = experiment.markdown(res)
+    assert "| OPT | " in text
+    assert [c["collection"] for c in res["checks"]] == [t["label"] + "+" for t in res["tables"]] + ["OPT"]
+    for c in res["checks"]:
+        oks = [c["relaxed"][str(a)]["dominance"]["ok"] for a in experiment.RELAXATIONS]
+        assert oks == sorted(oks, reverse=True)        # a larger alpha only asks more
+    assert "relaxed alpha = 0.25" in text
     assert f"| {res['tables'][0]['label']} | " in text and "Where we differ" in text
     assert experiment.plots(res, tmp_path) == ["marginals.png"]

@@ -311,7 +311,33 @@ def test_experiment_on_a_sample(tmp_path):
     for kind in ("positive", "negative", "mixed"):
         assert k0[kind]["accuracy"] == pytest.approx(k0["mixed"]["baseline_accuracy"], rel=1e-12)
     assert res["checks"]["all_converged"]
+    # Figure 6: T = 1..8 attributes; the verdict is computed from the effects by the rule printed beside it
+    assert [r["t"] for r in res["fig6"]] == list(range(1, 9))
+    f6 = res["checks"]["fig6"]
+    for r in res["fig6"]:
+        assert f6["effect"][r["t"]] == pytest.approx(r["baseline_accuracy"] - r["accuracy"])
+        assert r["converged"] and r["constraints"] <= exp.FIG6_K
+    assert f6["holds"] == (f6["effect"][4] < f6["effect"][1] and f6["effect"][8] > f6["effect"][4])
     text = exp.markdown(res)
     assert "Figure 5" in text and "Figure 7(b)" in text and "| Cathy | 1 |" in text
+    assert "Figure 6" in text and ("| holds |" in text) == f6["holds"]
     assert exp.plots(res, tmp_path) == ["maxent.png"]
     assert (tmp_path / "maxent.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_entity_key_is_refused_with_one_line(tmp_path):
+    """Anatomy's buckets and Privacy-MaxEnt's P(q, s, b) count records; with entity_key (several rows a person)
+    both commands refuse, exit 2, one line naming the field, and write nothing."""
+    path, db = _policy(tmp_path, entity_key="person")
+    con = duckdb.connect(str(db))
+    con.execute("CREATE OR REPLACE TABLE hospital AS SELECT *, (row_number() OVER ()) % 5 AS person FROM hospital")
+    con.close()
+    for args in (["bucketize", path, "--l", "3", "--name", "ek"], ["maxent", path, "--name", "ek2"]):
+        r = CliRunner().invoke(main, [str(a) for a in args])
+        assert r.exit_code == 2, r.output
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and "entity_key" in lines[0] and "Traceback" not in r.output
+        assert "count records" in lines[0] and "remove entity_key" in lines[0]
+    con = duckdb.connect(str(db))
+    assert not con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'ek%'").fetchone()[0]
+    con.close()

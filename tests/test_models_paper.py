@@ -1,8 +1,8 @@
 """The privacy models against the worked examples of the papers, with the expected values in sight.
 
-TKDD l-diversity paper (`papers/001_...`): Figures 2 and 4, Definitions 4.2-4.6, Algorithm 1's
-run-through (Section 4.2). t-closeness paper (`papers/003_...`, ICDE 2007; its stored text has the
-digits stripped, so the numbers come from the paper's Section 5 example, recomputed by hand here):
+TKDD l-diversity paper (Machanavajjhala et al., ACM TKDD 1(1), 2007): Figures 2 and 4, Definitions
+4.2-4.6, Algorithm 1's run-through (Section 4.2). t-closeness paper (Li, Li, Venkatasubramanian, ICDE
+2007; the numbers come from the paper's Section 5 example, recomputed by hand here):
 the salary example of Table 3/Table 5 and its disease hierarchy (Figure 2 of that paper).
 """
 from __future__ import annotations
@@ -350,3 +350,31 @@ def test_disease_table_5():
     assert crit.block_ok(counts).all()
     assert crit.achieved(counts) == {"t_hierarchical": pytest.approx(8 / 27)}
     assert TCloseness(0.29, "hierarchical", domain).block_ok(counts).tolist() == [True, False, True]
+
+
+# each variant reports its own c* (at its l, with its don't-care set) and the l it achieves with its c
+# blocks sorted: (10, 4, 3, 1) and (10, 4, 3, 3); Y = {value 0}, so s_y is the value counted 4
+VARIANT_BLOCKS = np.array([[10, 4, 3, 1], [10, 4, 3, 3]])
+VARIANT_CASES = [
+    # criterion                                               achieved
+    (RecursiveCLDiversity(2, 3),                              {"recursive_c": 2.5, "recursive_l": 2}),
+    # Def. 4.2 at l = 3: max(10 / (3 + 1), 10 / (3 + 3)) = 2.5; with c = 2, l = 3 fails (10 < 8), l = 2 holds
+    (RecursiveCLDiversity(2, 3, [0]),                         {"pd_recursive_c": 1.0, "pd_recursive_l": 3}),
+    # Def. 4.3 at l = 3: tails (4+3+1) - 4 = 4 and (4+3+3) - 4 = 6, c* = max(4/4, 4/6) = 1; with c = 2 block 1
+    # fails at l = 4 (tail 3 + 1 - 3 = 1: 4 < 2 fails), block 2 holds up to l = 4 (tail 3: 4 < 6)
+    (RecursiveCLDiversity(0.9, 3, [0]),                       {"pd_recursive_c": 1.0, "pd_recursive_l": 2}),
+    # the same table fails (c* = 1 >= 0.9): l = 3 fails in block 1 (4 < 3.6), l = 2 holds (4 < 0.9 * 14)
+    (RecursiveCLDiversity(2, 3, [0], npd=(5, [3])),           {"npd_recursive_c": 1.0, "npd_recursive_l": 3,
+                                                               "npd_min_percent": 100 / 18}),
+    (RecursiveCLDiversity(2, 3, [0], npd=(6, [3])),           {"npd_recursive_c": 1.0, "npd_recursive_l": 0,
+                                                               "npd_min_percent": 100 / 18}),
+    # value 3 holds 1 of 18 rows (5.6 %) in block 1: under c2 = 6 % no l satisfies npd
+]
+
+
+@pytest.mark.parametrize("criterion, expected", VARIANT_CASES, ids=lambda x: getattr(x, "name", None))
+def test_each_recursive_variant_reports_its_own_c_star_and_achieved_l(criterion, expected):
+    got = criterion.achieved(VARIANT_BLOCKS)
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value), key

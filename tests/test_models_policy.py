@@ -204,3 +204,17 @@ def test_messages_say_what_to_do():
         build({"l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Pilot"]}})
     with pytest.raises(PolicyError, match=r"only 6 distinct values.*lower l"):
         build({"l_diversity": {"l": 7}})
+
+
+def test_check_profile_reports_the_pd_variant_c_star_beside_def_4_2():
+    # healthy (code 2) is don't-care; blocks (4, 3, 10, 1) and (4, 3, 10, 3). Def. 4.2 at l = 3 needs
+    # c > max(10 / 4, 10 / 6) = 2.5, pd-recursive (Def. 4.3) only c > max(4 / 4, 4 / 6) = 1
+    from sqlanon.models.profile import achieved_profile
+    blocks = np.array([[4, 3, 10, 1], [4, 3, 10, 3]])
+    [_, rec] = build({"k": 2, "l_diversity": {"variant": "recursive", "l": 3, "c": 0.9, "dont_care": ["healthy"]}},
+                     {"disease": DISEASE})
+    out = achieved_profile(blocks.sum(axis=1), {"disease": blocks}, {"disease": DISEASE}, [rec])
+    assert out["recursive_c"] == 2.5 and out["recursive_c_at_l"] == 3
+    assert out["pd_recursive_c"] == 1.0
+    assert out["pd_recursive_l"] == 2        # c = 0.9 fails at l = 3 (4 < 0.9 * 4), holds at l = 2 (4 < 0.9 * 14)
+    assert "recursive_l" not in out          # no plain recursive model: no l achieved "with its c" to report

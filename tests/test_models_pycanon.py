@@ -2,7 +2,7 @@
 
 pycanon works on a released table (a pandas DataFrame) given the quasi-identifier and sensitive
 columns; we build the same counts matrix from the frame with pandas and apply our functions.
-DESIGN.md section 4 lists where pycanon is known to be wrong, and this file uses it accordingly:
+docs/DESIGN.md section 4 lists where pycanon is known to be wrong, and this file uses it accordingly:
 
 - k, distinct l, t-closeness (equal distance for string columns, ordered distance for numeric
   ones, over the values present in the table): pycanon is right; we compare directly.

@@ -103,6 +103,25 @@ def test_external_report_hides_small_cells(hospital_run):
     # a lower threshold shows what is not small under it, and still hides the rest
     low = render(report_context(hospital_run, ReportOptions(external=True, min_cell=3, groups=GROUPS)))
     assert 6 in _counts(low) and 2 not in _counts(low)
+    # a count exactly at min_cell is shown: only counts below it are masked
+    at = render(report_context(hospital_run, ReportOptions(external=True, min_cell=6, groups=GROUPS)))
+    assert 6 in _counts(at) and 2 not in _counts(at)
+
+
+@pytest.mark.parametrize("external, min_cell, n, hidden", [
+    # external  min_cell  count  masked?
+    (True,      10,       9,     True),
+    (True,      10,       10,    False),    # exactly at min_cell: shown
+    (True,      10,       11,    False),
+    (True,      10,       0,     False),    # zero reveals no one
+    (True,      1,        1,     False),
+    (False,     10,       3,     False),    # the internal report shows every count
+])
+def test_cells_mask_counts_strictly_below_min_cell(external, min_cell, n, hidden):
+    from sqlanon.report import Cells
+    cells = Cells(external, min_cell)
+    assert cells.hidden(n) is hidden
+    assert ("masked" in str(cells.count(n))) is hidden
 
 
 def test_external_report_withholds_what_gives_away_a_small_suppression():

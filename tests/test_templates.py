@@ -53,7 +53,13 @@ def test_progress_shows_level_and_nodes_and_is_silent_when_disabled():
     p = Progress(enabled=True, stream=out)
     p.update(level=3, evaluated=42, total=100, force=True)
     p.done()
-    assert "lattice level 3, 42/100 nodes evaluated" in out.getvalue()
+    assert "lattice level 3, 42 of 100 nodes evaluated" in out.getvalue()
+    assert "left" not in out.getvalue()                 # nothing to estimate from yet
+    p.start -= 10.0                                      # 10 s in, a quarter of the lattice decided
+    p.update(level=8, evaluated=50, total=100, decided=25, force=True)
+    assert "about 30 s left" in out.getvalue()
+    p.update(level=8, evaluated=60, total=100, left_s=4.0, force=True)
+    assert "about 4 s left" in out.getvalue()
     quiet = io.StringIO()
     Progress(enabled=False, stream=quiet).update(level=1, evaluated=1, force=True)
     assert quiet.getvalue() == ""

@@ -95,7 +95,7 @@ SUPPRESSED = {  # height 1: value -> *
 AGE_RANGE = range(17, 91)          # the 74 ages present in the data
 AGE_WIDTHS = (5, 10, 20)           # intervals aligned at multiples of the width from 0
 
-# Expected (distinct values, height) per attribute; DESIGN.md section 6.
+# Expected (distinct values, height) per attribute; docs/DESIGN.md section 6.
 EXPECTED = {
     "age": (74, 4), "sex": (2, 1), "race": (5, 1), "marital_status": (7, 2), "education": (16, 3),
     "native_country": (41, 2), "workclass": (7, 2), "salary": (2, 1), "occupation": (14, 2),

@@ -1,4 +1,4 @@
-"""Seeded generator of a synthetic Lands End point-of-sale table (DESIGN.md section 6).
+"""Seeded generator of a synthetic Lands End point-of-sale table (docs/DESIGN.md section 6).
 
 The Lands End data of the l-diversity paper (TKDD 2007, Figure 8: 4,591,581 rows) is not public.
 This builds a table with its schema and domain sizes, with skewed (Zipf-like) value frequencies,

@@ -1,4 +1,4 @@
--- Synthetic Lands End point-of-sale table (DESIGN.md section 6; TKDD l-diversity paper, Figure 8).
+-- Synthetic Lands End point-of-sale table (docs/DESIGN.md section 6; TKDD l-diversity paper, Figure 8).
 -- Sections are separated by "-- name: <section>" lines; generate.py runs them in order.
 -- Placeholders ($name) are filled by generate.py with integers it computes (row count, domain
 -- sizes, per-column keys derived from the seed) and with the quoted table name; nothing else.

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import templates
+from ..errors import PolicyError
 from . import dialects
 
 SOURCE_VIEW = "__sqlanon_source"
@@ -68,8 +69,36 @@ def frame_columns(frame) -> list[tuple[str, str]]:
     return out
 
 
+def name_parts(name: str) -> list[str | None]:
+    """[catalog, schema, table] of a relation name (`templates.split_name`), None for a part not written."""
+    parts = templates.split_name(name)
+    return [None] * (3 - len(parts)) + parts
+
+
+def source_select(query: str, dialect: str) -> str:
+    """A policy's `source.query`, written in the engine's dialect, checked to be exactly one SELECT and
+    returned as template-dialect text (the body of the source view). Anything else is a PolicyError."""
+    from sqlglot.errors import ParseError, SqlglotError
+    try:
+        statements = [s for s in templates.sqlglot.parse(query, read=dialect) if s is not None]
+    except ParseError as e:
+        first = e.errors[0] if e.errors else {}
+        where = f" (line {first['line']}, column {first['col']})" if first.get("line") else ""
+        what = str(first.get("description") or e).split(" but got <")[0]
+        raise PolicyError("source.query", f"is not valid SQL for {dialect}{where}: {what}") from None
+    except SqlglotError as e:
+        raise PolicyError("source.query", f"is not valid SQL for {dialect}: {str(e).splitlines()[0]}") from None
+    if len(statements) != 1:
+        raise PolicyError("source.query", f"must be one SELECT statement; got {len(statements)} statements "
+                          "(remove the ';' and everything after it, or use a view)")
+    if not isinstance(statements[0], templates.exp.Query):
+        raise PolicyError("source.query", "must be one SELECT statement (a query that returns the rows to anonymize)")
+    return statements[0].sql(templates.TEMPLATE_DIALECT)
+
+
 class Backend:
-    """One connection to one engine, plus the templates. `stats` counts statements and their time."""
+    """One connection to one engine, plus the templates. `statements` and `seconds` count the statements run
+    and their time; `log`, when a list, records each statement."""
 
     engine = "base"
     dialect = templates.TEMPLATE_DIALECT
@@ -95,8 +124,11 @@ class Backend:
 
     def _run(self, template: str, params, context: dict, want: str | None):
         out = None
-        for sql in dialects.statements(template, self.dialect, **context):
-            out = self._timed(sql, params, want, template)
+        stmts = dialects.statements(template, self.dialect, **context)
+        for sql in stmts:
+            # a rewrite's extra statements (DROP before a CREATE, ANALYZE after it) bind no parameters
+            extra = len(stmts) > 1 and sql.lstrip().split(None, 1)[0].upper() in ("DROP", "ANALYZE")
+            out = self._timed(sql, None if extra else params, want, template)
         return out
 
     def _timed(self, sql: str, params, want: str | None, template: str):

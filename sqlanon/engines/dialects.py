@@ -56,7 +56,8 @@ def adapt(tree: exp.Expression, dialect: str) -> list[str]:
     if dialect == TEMPLATE_DIALECT or not isinstance(tree, exp.Create):
         return [tree.sql(dialect=dialect)]
     kind, temp = _create_kind(tree), _is_temporary(tree)
-    name = tree.this.name if isinstance(tree.this, exp.Table) else None
+    # the whole dotted name (schema.table of a release), as `templates.split_name` reads it back
+    name = templates.join_name([p.name for p in tree.this.parts]) if isinstance(tree.this, exp.Table) else None
     replace = bool(tree.args.get("replace"))
     if kind not in ("TABLE", "VIEW") or name is None:
         return [tree.sql(dialect=dialect)]

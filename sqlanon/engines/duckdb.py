@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import templates
 from ..errors import DataError, PolicyError
-from .base import SOURCE_VIEW, Backend
+from .base import SOURCE_VIEW, Backend, name_parts, source_select
 
 MEMORY = ":memory:"
 
@@ -20,10 +20,11 @@ class DuckDBBackend(Backend):
     engine = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None):
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False):
         super().__init__()
         self.con = con
         self.path = path
+        self.created = created      # `connect` made the file: `close` removes it again if it stayed empty
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
@@ -61,9 +62,6 @@ class DuckDBBackend(Backend):
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._cursor(template, params, context).fetchnumpy()
 
-    def fetchdf(self, template: str, params=None, **context) -> "pd.DataFrame":
-        return self._cursor(template, params, context).df()
-
     def _run_sql(self, sql: str, params, want: str | None, template: str):
         try:
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
@@ -93,7 +91,7 @@ class DuckDBBackend(Backend):
         return cols
 
     def relation_kind(self, name: str) -> str | None:
-        row = self.fetchone("relation_kind.sql", [name])
+        row = self.fetchone("relation_kind.sql", name_parts(name))
         return row[0] if row and row[0] else None
 
     def temporary_tables(self) -> list[str]:
@@ -121,29 +119,46 @@ class DuckDBBackend(Backend):
                 reader = con.read_csv if source.kind == "csv" else con.read_parquet
                 con.register(SOURCE_VIEW, reader(str(source.path)))
             elif source.kind == "query":
-                tree = templates.parse(source.query)
-                if not isinstance(tree, templates.exp.Query):
-                    raise PolicyError("source.query", "must be one SELECT statement")
-                self.execute("create_source_view.sql", view=SOURCE_VIEW, query=tree.sql("duckdb"))
+                query = source_select(source.query, "duckdb")
+                catalog = self._attach_source_database(source)
+                if catalog is not None:
+                    query = _in_catalog(query, catalog)
+                try:
+                    self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
+                except DataError as e:     # the query names a table or column that is not there
+                    reason = str(e).split("): ", 1)[-1]
+                    raise PolicyError("source.query", f"DuckDB cannot run it"
+                                      + (f" against {source.database}" if source.database else "")
+                                      + f": {reason}") from None
             else:
-                relation = [source.table]
-                if source.database is not None and (self.path is None or
-                                                    source.database.resolve() != self.path.resolve()):
-                    catalog = "__sqlanon_src"
-                    attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
-                    if catalog not in attached:
-                        con.execute(f"ATTACH ? AS {templates.ident(catalog)} (READ_ONLY)", [str(source.database)])
-                    relation = [catalog, "main", source.table]
-                exists = self.fetchone("relation_exists.sql", [relation[0] if len(relation) == 3 else None,
-                                                               source.table])[0]
+                catalog, schema, table = name_parts(source.table)
+                attached = self._attach_source_database(source)
+                if attached is not None:
+                    if catalog is not None:
+                        raise PolicyError("source.table", f"{source.table!r} names a catalog, but the table is read "
+                                          f"from source.database {source.database}: write schema.table or table")
+                    catalog, schema = attached, schema or "main"
+                exists = self.fetchone("relation_exists.sql", [catalog, schema, table])[0]
                 if not exists:
                     raise DataError(f"source table '{source.table}' does not exist"
-                                    + (f" in {source.database}" if source.database else ""))
+                                    + (f" in {source.database}" if source.database else "")
+                                    + "; check the name (schema.table for another schema)")
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
-                             query="SELECT * FROM " + templates.qualified(*relation))
+                             query="SELECT * FROM " + templates.qualified(catalog, schema, table))
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return SOURCE_VIEW
+
+    def _attach_source_database(self, source) -> str | None:
+        """Attach `source.database` read-only when it is not the output database; the catalog name, or
+        None when the source is in the output database itself."""
+        if source.database is None or (self.path is not None and source.database.resolve() == self.path.resolve()):
+            return None
+        catalog = "__sqlanon_src"
+        attached = {r[0] for r in self.con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+        if catalog not in attached:
+            self.con.execute(f"ATTACH ? AS {templates.ident(catalog)} (READ_ONLY)", [str(source.database)])
+        return catalog
 
     def view_source(self, source) -> str | None:
         if source.kind == "table" and (source.database is None or (
@@ -153,14 +168,42 @@ class DuckDBBackend(Backend):
 
     # -- exports --------------------------------------------------------------------------------
     def export(self, relation: str, path: Path, fmt: str) -> None:
-        rel = self.con.table(templates.ident(relation))
+        rel = self.con.sql("SELECT * FROM " + templates.relation(relation))
         if fmt == "parquet":
             rel.write_parquet(str(path))
         else:
             rel.write_csv(str(path), header=True)
 
     def close(self) -> None:
+        """Close the connection; a database file this backend created and left without a table or view
+        (a run that failed, or wrote nothing) is removed, so a failed run leaves no empty file behind."""
+        empty = False
+        if self.created and self.path is not None:
+            try:
+                empty = not self.con.execute(
+                    "SELECT (SELECT COUNT(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                    "AND NOT temporary) + (SELECT COUNT(*) FROM duckdb_views() WHERE database_name = "
+                    "current_database() AND NOT temporary AND NOT internal)").fetchone()[0]
+            except duckdb.Error:
+                empty = False
         self.con.close()
+        if empty:
+            for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+                f.unlink(missing_ok=True)
+
+
+def _in_catalog(query: str, catalog: str) -> str:
+    """A source query with every table it names without a catalog read from `catalog` (the attached
+    source database), so `query:` with `database:` reads that file; CTE names are left alone."""
+    tree = templates.parse(query)
+    ctes = {c.alias_or_name for c in tree.find_all(templates.exp.CTE)}
+    for t in tree.find_all(templates.exp.Table):
+        if not t.args.get("catalog") and isinstance(t.this, templates.exp.Identifier) and not (
+                not t.args.get("db") and t.name in ctes):
+            t.set("catalog", templates.exp.to_identifier(catalog, quoted=True))
+            if not t.args.get("db"):
+                t.set("db", templates.exp.to_identifier("main", quoted=True))
+    return tree.sql(templates.TEMPLATE_DIALECT)
 
 
 class _Transaction:
@@ -197,28 +240,15 @@ def check_duckdb_file(db: Path | str) -> None:
                         "give a .duckdb file, new or written by DuckDB")
 
 
-def new_database_file(db, source) -> Path | None:
-    """The DuckDB file a run is about to create (it does not exist yet), or None: what `remove_database`
-    takes away again when the run writes nothing into it."""
-    if getattr(source, "engine", "duckdb") != "duckdb" or db is None or str(db) == MEMORY or Path(db).exists():
-        return None
-    return Path(db)
-
-
-def remove_database(path: Path) -> None:
-    """Delete a DuckDB file (and its write-ahead log) that sqlanon created and released nothing into."""
-    for p in (path, path.with_name(path.name + ".wal")):
-        p.unlink(missing_ok=True)
-
-
 def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
     """Open (or create) a DuckDB database file; ":memory:" for an in-memory database. An existing file that
     is not a DuckDB database is refused (`check_duckdb_file`)."""
     in_memory = str(db) == MEMORY
     if not in_memory:
         check_duckdb_file(db)
+    created = not in_memory and not read_only and not Path(db).exists()
     try:
         con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
     except duckdb.Error as e:
         raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
-    return DuckDBBackend(con, None if in_memory else Path(db))
+    return DuckDBBackend(con, None if in_memory else Path(db), created=created)

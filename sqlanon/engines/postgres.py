@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from .. import templates
 from ..errors import DataError, PolicyError
 from . import dialects
-from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns
+from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns, name_parts, source_select
 
 _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "real": "FLOAT",
           "double precision": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE", "text": "VARCHAR",
@@ -56,7 +57,7 @@ def _import_psycopg():
     return psycopg
 
 
-def _numeric_loader(psycopg):
+def _numeric_loader():
     from psycopg.adapt import Loader
 
     class NumericAsNumber(Loader):
@@ -71,6 +72,8 @@ def _numeric_loader(psycopg):
     return NumericAsNumber
 
 
+_PERCENT = re.compile(r"%(?!s)")      # a '%' that is not a '%s' placeholder
+
 class PostgresBackend(Backend):
     """A psycopg connection in autocommit mode; `transaction()` opens a real transaction."""
 
@@ -84,7 +87,7 @@ class PostgresBackend(Backend):
         self.owned = owned
         self.where = where
         self._secrets = tuple(s for s in secrets if s)
-        con.adapters.register_loader("numeric", _numeric_loader(self.psycopg))
+        con.adapters.register_loader("numeric", _numeric_loader())
 
     @classmethod
     def open(cls, source) -> "PostgresBackend":
@@ -126,6 +129,9 @@ class PostgresBackend(Backend):
 
     # -- running statements ---------------------------------------------------------------------
     def _run_sql(self, sql: str, params, want: str | None, template: str):
+        if params:
+            # with parameters psycopg reads '%' as a placeholder's start: the modulo operator must be doubled
+            sql = _PERCENT.sub("%%", sql)
         try:
             with self.con.cursor() as cur:
                 cur.execute(sql, params or None)
@@ -170,7 +176,7 @@ class PostgresBackend(Backend):
                             f"{_first_line(e, self._secrets)}") from None
 
     def relation_kind(self, name: str) -> str | None:
-        row = self.fetchone("relation_kind.sql", [name])
+        row = self.fetchone("relation_kind.sql", name_parts(name))
         return row[0] if row and row[0] else None
 
     def temporary_tables(self) -> list[str]:
@@ -186,9 +192,9 @@ class PostgresBackend(Backend):
                 schema = self.fetchone("current_schema.sql")[0]
                 raise DataError(f"source table '{source.table}' does not exist in PostgreSQL {self.where} "
                                 f"(schema {schema})")
-            query = "SELECT * FROM " + templates.ident(source.table)
+            query = "SELECT * FROM " + templates.relation(source.table)
         elif source.kind == "query":
-            query = _query_for_template(source.query, "postgres")
+            query = source_select(source.query, "postgres")
         else:
             raise PolicyError("source", f"engine postgres reads a table or a query, not {source.kind}")
         self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
@@ -230,17 +236,6 @@ def _export_parquet(b: PostgresBackend, relation: str, path: Path, batch: int = 
             columns = list(zip(*rows))
             w.write_table(pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)],
                                    schema=schema))
-
-
-def _query_for_template(query: str, dialect: str) -> str:
-    """A source query in the engine's dialect, checked to be one SELECT, as template-dialect text."""
-    try:
-        tree = templates.parse(query, dialect)
-    except Exception as e:
-        raise PolicyError("source.query", f"is not valid SQL: {str(e).splitlines()[0]}") from None
-    if not isinstance(tree, templates.exp.Query):
-        raise PolicyError("source.query", "must be one SELECT statement")
-    return tree.sql(templates.TEMPLATE_DIALECT)
 
 
 def _setting(value) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import templates
 from ..errors import DataError, PolicyError
-from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns
+from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns, source_select
 
 DEFAULT_MASTER = "local[*]"
 
@@ -70,8 +70,9 @@ def _type_name(simple: str) -> str:
 
 
 def quote(name: str) -> str:
-    """A Spark identifier for the catalog API: `name`, embedded backticks doubled."""
-    return "`" + str(name).replace("`", "``") + "`"
+    """A Spark name for the catalog API: each part of ``database.table`` (`templates.split_name`) as
+    `part`, embedded backticks doubled."""
+    return ".".join("`" + p.replace("`", "``") + "`" for p in templates.split_name(name))
 
 
 def _pyspark():
@@ -316,8 +317,10 @@ class SparkBackend(Backend):
         if self.spark.catalog.tableExists(quote(name)):
             return None
         warehouse = conf.get("spark.sql.warehouse.dir").rstrip("/")
-        db = self.spark.catalog.currentDatabase()
-        location = f"{warehouse}/{name.lower()}" if db == "default" else f"{warehouse}/{db}.db/{name.lower()}"
+        parts = templates.split_name(name)
+        db = parts[-2] if len(parts) > 1 else self.spark.catalog.currentDatabase()
+        table = parts[-1].lower()
+        location = f"{warehouse}/{table}" if db == "default" else f"{warehouse}/{db}.db/{table}"
         jvm = self.spark._jvm
         path = jvm.org.apache.hadoop.fs.Path(location)
         fs = path.getFileSystem(self.spark._jsc.hadoopConfiguration())
@@ -330,7 +333,9 @@ class SparkBackend(Backend):
         return _DropOnFailure(self)
 
     def _tables(self) -> set[str]:
-        return {t.name for t in self.spark.catalog.listTables() if not t.isTemporary}
+        """Every persistent table of every database, as database.table (a release may go into any)."""
+        return {templates.join_name([db.name, t.name]) for db in self.spark.catalog.listDatabases()
+                for t in self.spark.catalog.listTables(db.name) if not t.isTemporary}
 
     # -- the source -------------------------------------------------------------------------------
     def attach_source(self, source) -> str:
@@ -341,7 +346,7 @@ class SparkBackend(Backend):
                     raise DataError(f"source table '{source.table}' does not exist in the Spark catalog "
                                     f"(database {db})")
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
-                             query="SELECT * FROM " + templates.ident(source.table))
+                             query="SELECT * FROM " + templates.relation(source.table))
             elif source.kind in ("parquet", "csv"):
                 location = source.url or str(source.path)
                 reader = self.spark.read
@@ -350,9 +355,8 @@ class SparkBackend(Backend):
                 df = reader.parquet(location) if source.kind == "parquet" else reader.csv(location)
                 df.createOrReplaceTempView(SOURCE_VIEW)
             elif source.kind == "query":
-                from .postgres import _query_for_template
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
-                             query=_query_for_template(source.query, "spark"))
+                             query=source_select(source.query, "spark"))
             else:
                 raise PolicyError("source", f"engine spark reads a table, parquet, csv or a query, not {source.kind}")
         except self._errors as e:

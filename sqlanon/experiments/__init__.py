@@ -1,4 +1,4 @@
-"""Reproductions of the source papers' experiments (DESIGN.md section 7), and the report they write.
+"""Reproductions of the source papers' experiments (docs/DESIGN.md section 7), and the report they write.
 
     sqlanon experiments [NAME ...] --out docs/experiments [--sample-rows N] [--landsend-rows N]
 

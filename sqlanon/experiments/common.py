@@ -32,7 +32,7 @@ from ..models.kanonymity import KAnonymity
 SEED = 20070301        # TKDD 1(1), March 2007: the seed of every sample
 SAMPLE_FRACTION = 0.05  # the paper's 5 % Bernoulli subsample (Figures 15-19)
 
-# DESIGN.md section 6 / TKDD Figure 7, in the paper's order (the performance experiment's QI order)
+# docs/DESIGN.md section 6 / TKDD Figure 7, in the paper's order (the performance experiment's QI order)
 ADULT_QIS = {
     "age": {"hierarchy": "intervals", "widths": [5, 10, 20]},
     "sex": {"hierarchy": "suppress"},
@@ -171,15 +171,20 @@ def machine() -> dict:
             mem = round(int(f.readline().split()[1]) / 1024 ** 2, 1)
     except (OSError, ValueError, IndexError):
         pass
+    try:
+        load = round(os.getloadavg()[0], 1)     # other work on the machine slows the timings down
+    except (OSError, AttributeError):
+        load = None
     return {"system": f"{platform.system()} {platform.machine()}", "cores": os.cpu_count(), "cpu": cpu,
             "memory_gb": mem, "python": platform.python_version(), "duckdb": duckdb.__version__,
-            "numpy": np.__version__}
+            "numpy": np.__version__, "load_average": load}
 
 
 def machine_text(m: dict) -> str:
     mem = f", {m['memory_gb']} GB RAM" if m.get("memory_gb") else ""
+    load = f"; load average {m['load_average']:g} at the start" if m.get("load_average") is not None else ""
     return (f"{m['system']}, {m['cores']} cores ({m['cpu']}){mem}, Python {m['python']}, DuckDB {m['duckdb']}, "
-            f"numpy {m['numpy']}")
+            f"numpy {m['numpy']}{load}")
 
 
 def reset_peak_memory() -> bool:

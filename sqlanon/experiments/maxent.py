@@ -1,9 +1,9 @@
 """Privacy-MaxEnt (Du, Teng & Zhu, SIGMOD 2008): the toy examples of Figure 1 / Section 3.1, and the Adult
 experiments of Section 7 (Figure 5: estimation accuracy against the amount of background knowledge;
-Figure 7: run time against the number of knowledge constraints and of buckets).
+Figure 6: against the number T = 1..8 of quasi-identifier attributes in the rules; Figure 7: run time against the number of knowledge constraints and of buckets).
 
 The Adult setting (Section 7): education is the sensitive attribute (16 values), eight quasi-identifiers
-(DESIGN.md's eight attributes other than education: age, sex, race, marital status, native country,
+(the eight attributes of docs/DESIGN.md section 6 other than education: age, sex, race, marital status, native country,
 work class, salary, occupation; the paper does not name its eight), buckets of five records that are
 5-diverse with the most frequent value (HS-grad) not counted, 14,210 records in 2,842 buckets. How we get
 there, since the paper does not say how it chose its 14,210 records:
@@ -34,7 +34,7 @@ from .common import Context, adult_parquet
 from .report import fmt, save, table
 
 NAME = "maxent"
-TITLE = "Privacy-MaxEnt: background knowledge on a bucketized Adult (SIGMOD 2008, Figures 1, 5 and 7)"
+TITLE = "Privacy-MaxEnt: background knowledge on a bucketized Adult (SIGMOD 2008, Figures 1, 5, 6 and 7)"
 QIS = ("age", "sex", "race", "marital_status", "native_country", "workclass", "salary", "occupation")
 SENSITIVE = "education"
 ADULT_DATA_ROWS = 30162          # complete records of adult.data: the first rows of datasets/adult/adult.parquet
@@ -42,6 +42,8 @@ SEED = "20080609"
 KS = (0, 10, 20, 50, 100, 200, 500, 1000)
 BUCKET_COUNTS = (500, 1000, 1500, 2000, 2500, 2842)
 KNOWLEDGE_SIZES = (50, 100, 200)
+FIG6_K = 20       # Figure 6: K/2 positive + K/2 negative rules with exactly T attributes (the paper gives no K;
+#                   at K = 200 the one-attribute rules touch every bucket and one solve takes minutes)
 PAPER = {
     "records": 14210, "buckets": 2842, "bucket_size": 5, "l": 5, "sensitive_values": 16, "min_support": 3,
     "machine": "Pentium M 3.0 GHz dual core, 4 GB RAM; C++ with Nocedal's L-BFGS; Section 5.5's optimizations "
@@ -49,6 +51,7 @@ PAPER = {
     "fig5": ["privacy becomes worse (the estimation accuracy, a distance, drops) when more background knowledge "
              "is available; dramatically when K is small, more slowly as K grows (redundancy)",
              "the (K+, K-) curve, K/2 positive and K/2 negative rules, drops the fastest"],
+    "fig6": "the effect of background knowledge decreases when T goes from 1 to 4, then swings back from 4 to 8",
     "fig7": ["(a) running time and number of iterations increase slowly with the number of knowledge "
              "constraints, log-linearly, with fluctuations",
              "(b) running time increases almost linearly with the number of buckets",
@@ -172,6 +175,15 @@ def run(ctx: Context) -> dict:
         fig5.append(row)
         ctx.say(f"maxent: Figure 5, K = {k}")
     res["fig5"] = fig5
+    # Figure 6: K/2 + K/2 rules whose Q_v has exactly T of the eight attributes
+    fig6 = []
+    for t_attrs in range(1, len(QIS) + 1):
+        half = FIG6_K // 2
+        know = Knowledge([Rules(half, FIG6_K - half, PAPER["min_support"], t_attrs)])
+        fig6.append({"t": t_attrs, **_solve(me, know)})
+        ctx.say(f"maxent: Figure 6, T = {t_attrs}")
+    res["fig6"] = fig6
+    res["fig6_k"] = FIG6_K
     # Figure 7(a): time and iterations against the number of knowledge constraints (mixed rules), with
     # Theorem 5 (only the buckets the knowledge touches optimized) and without (every bucket, as the paper)
     fig7a = []
@@ -232,7 +244,15 @@ def _checks(res: dict) -> dict:
     mid = 100 if 100 in ks and ks[-1] > 100 else None
     slopes = ({kind: {"small_k": per_rule(kind, 0, mid), "large_k": per_rule(kind, mid, ks[-1])}
                for kind in ("positive", "negative", "mixed")} if mid and ks[0] == 0 else {})
-    return {"fig5_drops": drop, "fig5_rises": rises, "fig5_mixed_lowest_at": mixed_lowest,
+    fig6 = {r["t"]: r for r in res.get("fig6", [])}
+    effect = {t: r["baseline_accuracy"] - r["accuracy"] for t, r in fig6.items()}
+    fig6_check = None
+    if {1, 4, len(QIS)} <= set(effect):
+        down = effect[4] < effect[1]
+        up = effect[len(QIS)] > effect[4]
+        fig6_check = {"effect": effect, "down_1_to_4": down, "up_4_to_8": up, "holds": down and up,
+                      "least_effect_at": min(effect, key=effect.get)}
+    return {"fig6": fig6_check, "fig5_drops": drop, "fig5_rises": rises, "fig5_mixed_lowest_at": mixed_lowest,
             "fig5_drop_per_rule": slopes, "fig5_split_k": mid,
             "fig5_mixed_lowest_at_largest_k": last["k"] in mixed_lowest,
             "fig7b_exponent": _exponent([r["buckets"] for r in b], [r[size]["seconds"] for r in b]),
@@ -308,6 +328,23 @@ def markdown(res: dict) -> str:
         [p["fig5"][1], "the K/2 + K/2 curve is the lowest at K = " + (", ".join(map(str, c["fig5_mixed_lowest_at"]))
                                                                       or "none")],
     ]))
+    if c.get("fig6"):
+        # effect by T; int keys in a fresh run, strings once read back from results.json
+        f6 = {**c["fig6"], "effect": {int(t): v for t, v in c["fig6"]["effect"].items()}}
+        rows = [[r["t"], r["constraints"], f"{r['accuracy']:.4f}", f"{f6['effect'][r['t']]:.4f}"] for r in res["fig6"]]
+        verdict = "holds" if f6["holds"] else "does NOT hold here"
+        out += ["", f"**Figure 6: the number T of quasi-identifier attributes in the rules.** {res['fig6_k'] // 2} "
+                f"positive + {res['fig6_k'] - res['fig6_k'] // 2} negative rules whose Q_v has exactly T of the eight "
+                "attributes (the paper does not give its K; fewer rules when fewer qualify). Effect of the knowledge "
+                "= estimation accuracy without knowledge minus with it (how far the knowledge moves P* toward the "
+                "original).", "",
+                table(["T", "rules used", "estimation accuracy", "effect of the knowledge"], rows), "",
+                table(["paper (Section 7.1, Figure 6)", "rule we apply", "ours", "verdict"], [[
+                    p["fig6"], "holds when effect(T = 4) < effect(T = 1) and effect(T = 8) > effect(T = 4)",
+                    f"effect at T = 1, 4, 8: {f6['effect'][1]:.4f}, {f6['effect'][4]:.4f}, {f6['effect'][8]:.4f}; "
+                    f"down 1 to 4: {fmt(f6['down_1_to_4'])}, up 4 to 8: {fmt(f6['up_4_to_8'])}; the least effect "
+                    f"is at T = {f6['least_effect_at']}", verdict]])]
+        out += [""]
     rules = [[("-" if r["kind"] == "negative" else "+") + str(r["rank"]),
               ", ".join(f"{a}={v}" for a, v in r["given"].items()),
               ("not " if r["kind"] == "negative" else "") + r["value"], f"{r['confidence']:.3g}", fmt(r["support"])]
@@ -358,12 +395,16 @@ def _decorate(ax, xlabel: str, ylabel: str, title: str, log_x: bool = False, leg
 def plots(res: dict, out) -> list[str]:
     from .report import pyplot
     plt = pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(13, 2.8))
+    fig, axes = plt.subplots(1, 5, figsize=(16, 2.8))
     x = [max(r["k"], 1) for r in res["fig5"]]
     for kind, label in (("positive", "K+"), ("negative", "K-"), ("mixed", "(K+, K-)")):
         axes[0].plot(x, [r[kind]["accuracy"] for r in res["fig5"]], marker="o", label=label)
     _decorate(axes[0], "K (K = 0 drawn at 1)", "estimation accuracy (KL, nats)", "Fig. 5: knowledge vs accuracy",
               log_x=True)
+    if res.get("fig6"):
+        axes[4].plot([r["t"] for r in res["fig6"]], [r["accuracy"] for r in res["fig6"]], marker="o",
+                     label=f"{res['fig6_k']} rules")
+        _decorate(axes[4], "T (attributes in each rule)", "estimation accuracy (KL, nats)", "Fig. 6")
     for mode, label in (("relevant", "Theorem 5"), ("all", "all buckets")):
         axes[1].plot(x, [r[mode]["seconds"] for r in res["fig7a"]], marker="o", label=label)
     _decorate(axes[1], "K (knowledge constraints)", "time (s)", "Fig. 7(a)", log_x=True)

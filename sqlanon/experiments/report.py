@@ -82,3 +82,40 @@ def save(fig, out: Path, name: str) -> str:
     import matplotlib.pyplot as plt
     plt.close(fig)
     return name
+
+
+# --------------------------------------------------------------------------------------------------
+# verdicts: always computed from the numbers, each with its rule printed beside it
+
+SHARE_RULE = "holds: in >= 90 % of the cases; mostly: >= 50 %; does NOT hold here: < 50 %"
+SIGN_RULE = ("holds: strictly better in at least one case and worse in none; mixed: better in some, worse in "
+             "others; does NOT hold here: never strictly better")
+
+
+def share_verdict(holds: int, of: int) -> str:
+    """The verdict on a claim about most cases, by SHARE_RULE."""
+    if not of:
+        return "not testable here"
+    share = holds / of
+    return "holds" if share >= 0.9 else ("mostly" if share >= 0.5 else "does NOT hold here")
+
+
+def sign_verdict(better: int, worse: int) -> str:
+    """The verdict on "A permits better tables than B", by SIGN_RULE."""
+    if better and not worse:
+        return "holds"
+    if better:
+        return "mixed"
+    return "does NOT hold here"
+
+
+def compare(a, b) -> int:
+    """-1 when a is strictly better (smaller) than b, 0 when equal, 1 when worse; None (no table) is
+    worse than any value; None when neither exists."""
+    if a is None and b is None:
+        return None
+    if b is None:
+        return -1
+    if a is None:
+        return 1
+    return (a > b) - (a < b)

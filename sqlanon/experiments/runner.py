@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import time
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def command_line(names=(), out="docs/experiments", sample_rows=None, landsend_ro
 def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows: int | None = None,
                     landsend_rows: int | None = None, repeat: int = 3, landsend_timeout: float | None = None,
                     log=None, plots: bool = True) -> dict:
-    """Run the named experiments (all when none), write the report folder, return every number."""
+    """Run the named experiments (all when none), write the report folder, return every number.
+
+    When only some experiments run and the folder already holds a `results.json` written with the same
+    options, the others keep their numbers from it: the report is re-rendered from both, and says
+    which experiments were rerun, when, and by which command (`updates`)."""
     names = list(names) or list(EXPERIMENTS)
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
@@ -62,9 +67,36 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
                                               "repeat": repeat, "landsend_timeout_s": ctx.landsend_timeout},
             "adult_tables": ctx.tables, "seconds": {**timings, "total": total}, "figures": figures,
             "experiments": results}
+    if len(names) < len(EXPERIMENTS):
+        data = merge_previous(out / "results.json", data)
     write_json(out / "results.json", data)
     write_text(out / "report.md", render(data))
     return data
+
+
+def merge_previous(path: Path, data: dict) -> dict:
+    """`data` (a run of some experiments) merged into the results already at `path` when they were
+    written with the same options; `data` as it is otherwise."""
+    try:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return data
+    if old.get("options") != data["options"] or not isinstance(old.get("experiments"), dict):
+        return data
+    ran = list(data["experiments"])
+    # earlier partial runs, less what this one reran
+    earlier = [{**u, "experiments": [n for n in u["experiments"] if n not in ran]} for u in old.get("updates", [])]
+    earlier = [u for u in earlier if u["experiments"]]
+    experiments = {n: data["experiments"][n] if n in ran else old["experiments"][n]
+                   for n in EXPERIMENTS if n in ran or n in old["experiments"]}
+    seconds = {n: data["seconds"][n] if n in ran else old.get("seconds", {}).get(n, 0.0) for n in experiments}
+    seconds["total"] = sum(seconds.values())
+    merged = {**old, "experiments": experiments, "seconds": seconds,
+              "figures": {n: data["figures"].get(n, []) if n in ran else old.get("figures", {}).get(n, [])
+                          for n in experiments},
+              "updates": earlier + [{"experiments": ran, "command": data["command"],
+                                     "generated": data["generated"], "machine": data["machine"]}]}
+    return merged
 
 
 def render(data: dict) -> str:
@@ -75,6 +107,9 @@ def render(data: dict) -> str:
              "below is in `results.json` beside this file; the plots are the PNG files here. The numbers come from "
              "the same code the CLI runs (`sqlanon.experiments`, over the engine's `Anonymization` and "
              "`sqlanon.attacks`).", "",
+             *[line for u in data.get("updates", []) for line in (
+                 f"Rerun since: {', '.join(u['experiments'])} on {u['generated']} (`{u['command']}`; "
+                 f"{machine_text(u['machine'])}); the other sections are from the run above.", "")],
              "Run times: " + ", ".join(f"{n} {s:.1f} s" for n, s in data["seconds"].items() if n != "total")
              + f"; total {data['seconds']['total']:.1f} s.", ""]
     opts = data["options"]

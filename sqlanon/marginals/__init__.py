@@ -1,5 +1,5 @@
-"""Anonymized marginals (Kifer & Gehrke, "Injecting Utility into Anonymized Datasets", SIGMOD 2006,
-`papers/004_...`): count tables over some attributes, each generalized to its own level, released beside
+"""Anonymized marginals (Kifer & Gehrke, "Injecting Utility into Anonymized Datasets", SIGMOD 2006):
+count tables over some attributes, each generalized to its own level, released beside
 a k-anonymous, l-diverse table to give back part of the joint distribution it lost.
 
 - `collection`: marginals, the reduction to induced attributes (Sec. 5.1), a collection's structure;

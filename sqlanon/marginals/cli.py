@@ -1,7 +1,8 @@
 """Click commands of sqlanon.marginals, registered on the `sqlanon` group by sqlanon.cli.
 
-    sqlanon marginals POLICY [--search greedy|one-attribute|none] [--start chosen|all|age=1,sex=0,...]
+    sqlanon marginals POLICY [--search greedy|walk|one-attribute|none] [--start chosen|all|age=1,sex=0,...]
                              [--max-sensitive N] [--max-steps N] [--prune auto|hull|pairs|none]
+                             [--relaxation ALPHA] [--seed N] [--walk-steps N]
                              [--db PATH] [--json MANIFEST] [--no-release] [-q]
 
 Finds the minimal k-anonymous (l-diverse) tables as `sqlanon anonymize` does, then releases a
@@ -21,8 +22,10 @@ COMMANDS: list = []
 
 @click.command("marginals")
 @click.argument("policy", type=click.Path(dir_okay=False))
-@click.option("--search", "search_mode", type=click.Choice(["greedy", "one-attribute", "none"]), default=None,
-              help="How to find the marginals (default: none when the policy lists release.marginals, else greedy).")
+@click.option("--search", "search_mode", type=click.Choice(["greedy", "walk", "one-attribute", "none"]),
+              default=None, help="How to find the marginals (default: none when the policy lists release.marginals, "
+                                 "else greedy; walk: the greedy, then a seeded random walk adding and removing "
+                                 "vertices and edges, keeping the table).")
 @click.option("--start", default="chosen", show_default=True,
               help="Start table: 'chosen' (the policy's utility metric picks among the minimal nodes), 'all' (search "
                    "from every minimal node, keep the best), or a node such as age=1,sex=0,...")
@@ -31,20 +34,26 @@ COMMANDS: list = []
 @click.option("--max-steps", default=None, type=int, help="Stop the greedy search after this many moves.")
 @click.option("--prune", type=click.Choice(["auto", "hull", "pairs", "none"]), default="auto", show_default=True,
               help="Pruning of the maxent l-diversity check (Algorithm 1).")
+@click.option("--relaxation", default=None, type=float,
+              help="Check maxent l-diversity with this relaxation alpha in (0, 1] (Sec. 6): at least l values at "
+                   "least alpha times as frequent as the most frequent, per marginal holding the sensitive attribute.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random walk (--search walk).")
+@click.option("--walk-steps", default=1000, show_default=True, type=int, help="Moves proposed by the random walk.")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
 @click.option("--json", "json_path", default=None, help="Write the manifest (JSON) here ('-' = stdout).")
 @click.option("--no-release", is_flag=True, help="Search and score only; write nothing to the database.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
-def marginals_command(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet):
+def marginals_command(policy, search_mode, start, max_sensitive, max_steps, prune, relaxation, seed, walk_steps, db,
+                      json_path, no_release, quiet):
     """Search, score and release anonymized marginals beside the anonymized table (Kifer & Gehrke 2006)."""
     from ..cli import _progress, _run, _write_json, user_errors
     user_errors(_marginals)(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release,
-                            quiet, _run, _progress, _write_json)
+                            quiet, _run, _progress, _write_json, relaxation, seed, walk_steps)
 
 
 def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet,
-               run_factory, progress_factory, write_json):
+               run_factory, progress_factory, write_json, relaxation=None, seed=0, walk_steps=1000):
     from ..cli_common import parse_node
     from ..errors import DataError, PolicyError, PrivacyNotMet
     from .search import best_of
@@ -52,10 +61,12 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
 
     progress = progress_factory(quiet)
     with run_factory(policy, db, quiet) as run:
-        if not run.candidates:
+        if not run.result.minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
-        ms = Marginals(run, max_sensitive=max_sensitive, prune=prune)
+        ms = Marginals(run, max_sensitive=max_sensitive, prune=prune, relaxation=relaxation)
+        if walk_steps < 1:
+            raise PolicyError("--walk-steps", f"must be >= 1; got {walk_steps}")
         listed = ms.policy_marginals()
         mode = search_mode or ("none" if listed else "greedy")
         if listed and search_mode not in (None, "none"):
@@ -75,12 +86,20 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         if mode == "none":
             table = ms.table(run.chosen.levels)
             coll = ms.collection([table, *listed])
-        elif mode == "greedy":
+        elif mode in ("greedy", "walk"):
             results = [ms.search(levels, max_steps, progress) for levels in starts]
             best = best_of(results)
-            run.chosen = next((c for c in run.candidates if c.levels == starts[results.index(best)]), run.chosen)
+            levels = starts[results.index(best)]
+            if levels != run.chosen.levels:     # the table of the best collection becomes the released table
+                minimal = list(run.candidates)
+                run.use_node(levels)
+                run.candidates = minimal
             table, coll = best.start, best.collection
             section["search"] = [r.as_dict() for r in results]
+            if mode == "walk":
+                walk = ms.walk(coll, seed, walk_steps, keep=table, progress=progress)
+                coll = walk.collection
+                section["walk"] = {k: v for k, v in walk.as_dict().items() if k != "start"}
         else:
             table = ms.table(run.chosen.levels)
             path, coll = ms.one_attribute_path(run.chosen.levels)

@@ -1,5 +1,5 @@
 """Anonymized marginals and collections of them, reduced to ordinary marginals over induced attributes
-(Kifer & Gehrke, SIGMOD 2006, `papers/004_...`, Section 5.1 "A reduction", Definition 5.1 validity).
+(Kifer & Gehrke, SIGMOD 2006, Section 5.1 "A reduction", Definition 5.1 validity).
 
 An anonymized marginal is a set of attributes, each generalized to one level of its hierarchy, released
 as a count table (one GROUP BY). Attributes are the policy's quasi-identifiers and its (one) sensitive

@@ -1,11 +1,11 @@
 """The maximum-entropy estimate of the original table from a collection of anonymized marginals, and
-its KL-divergence to the original (Kifer & Gehrke, SIGMOD 2006, `papers/004_...`).
+its KL-divergence to the original (Kifer & Gehrke, SIGMOD 2006).
 
 Utility (Sec. 3.2). F is the empirical distribution of the original table over its cells (every
 quasi-identifier at level 0, the sensitive value); F* the maximum-entropy distribution consistent with
 the released marginals. Utility is KL(F || F*) = sum_x F(x) ln(F(x) / F*(x)) over the cells of the
 original (0 ln 0 = 0), smaller is better. (The paper's logarithm base is not given; we use natural
-logarithms, as `sqlanon.metrics` does for the single-table KL of DESIGN.md section 5.)
+logarithms, as `sqlanon.metrics` does for the single-table KL of docs/DESIGN.md section 5.)
 
 Decomposable collections: closed form (Sec. 4.1 Equations 2-3, extended to anonymized marginals by
 Theorem 5.1). With E_1..E_p the maximal cliques of the induced interaction graph in a perfect sequence
@@ -320,7 +320,7 @@ def closed_form_dense(coll: Collection, counts: MarginalCounts | None = None) ->
 
 
 def single_table_kl(schema: Schema, m: Marginal) -> float:
-    """The single-table KL-divergence (DESIGN.md section 5) of one marginal released alone: the closed
+    """The single-table KL-divergence (docs/DESIGN.md section 5) of one marginal released alone: the closed
     form of the collection {m}. For the generalized table (every quasi-identifier at the node's level,
     the sensitive value) this is `sqlanon.metrics.kl_divergence` of that node."""
     return kl_divergence(Collection(schema, [m]))

@@ -1,4 +1,4 @@
-"""Privacy of a collection of anonymized marginals (Kifer & Gehrke, SIGMOD 2006, `papers/004_...`,
+"""Privacy of a collection of anonymized marginals (Kifer & Gehrke, SIGMOD 2006,
 Section 3 "Extending privacy definitions" and Section 6 "Algorithms").
 
 - k-link anonymity (Def. 3.1): every marginal's non-sensitive part is k-anonymous: each cell of the
@@ -37,7 +37,26 @@ whole: one least-squares problem per group would cost more than the vectorized f
 normalizing each group to a distribution, and prunes at least as much. For recursive (c,l) with
 l = |S| the paper's variant (`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the
 group with the largest ratio r_s / r_s', with no hull at all. `prune="none"` keeps every group.
-The paper's third algorithm (a relaxed l-diversity for large sensitive domains) is not implemented.
+
+Relaxed maxent l-diversity (`maxent_l_diversity_relaxed`, Sec. 6, the last paragraph before Sec. 7: "the
+other approach is to relax the l-diversity requirements", for large sensitive domains and large joins).
+Given a relaxation parameter alpha in (0, 1], every non-sensitive combination must have at least l
+sensitive values at least alpha times as frequent as its most frequent one. Each clique holding C is
+first divided by its separator with its parent (T'_v = T_v / T_{v & parent(v)}; the root keeps T_v), so
+the reconstruction is P*(t, s) ~ prod_v T'_v(t_v, s) times factors free of s (Proposition 6.3). Each
+cell becomes an indicator: 1 when T'_v(t) >= alpha T'_v(t_max), t_max the cell of t's anonymized group
+(same non-sensitive values) with the largest T'_v. The join multiplies indicators instead of counts,
+and `prune="dominance"` removes, in each relevant block, repeated groups and every group that
+dominates another (componentwise >=): a later join multiplies the whole block by one 0/1 vector, so a
+dominated group always has at most as many 1s. At the root, every group needs >= l ones. We carry one
+more state per value, "present but not within alpha", so that a combination with no mass in the
+reconstruction is not counted as a group (the encoding 0 = no mass, 1 = mass, 2 = within alpha; the join
+is the componentwise minimum; dominance is applied only between groups with the same support, since a
+later factor may empty one and not the other). What it guarantees: each of the l values has
+P*(s | t) >= alpha^p max_s' P*(s' | t), p the number of marginals holding C (each factor loses at most
+alpha; the paper states alpha, which is what it gives for p = 1). It is a sufficient check: a
+collection it accepts satisfies the exact condition at alpha^p (the tests check this against the whole
+reconstruction, and equality for p = 1).
 """
 from __future__ import annotations
 
@@ -72,9 +91,10 @@ class MarginalPrivacy:
     k: int = 1
     diversity: Criterion | None = None
     max_sensitive: int = 3
+    relaxation: float | None = None     # alpha: check relaxed maxent l-diversity (the criterion's l) instead
 
     @classmethod
-    def from_criteria(cls, criteria, max_sensitive: int = 3) -> "MarginalPrivacy":
+    def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> "MarginalPrivacy":
         k, div = 1, None
         for c in criteria:
             if hasattr(c, "k"):
@@ -94,11 +114,19 @@ class MarginalPrivacy:
                                   "marginals")
         if isinstance(max_sensitive, bool) or not isinstance(max_sensitive, int) or max_sensitive < 1:
             raise PolicyError("--max-sensitive", f"must be an integer >= 1; got {max_sensitive!r}")
-        return cls(k, div, max_sensitive)
+        if relaxation is not None:
+            if isinstance(relaxation, bool) or not isinstance(relaxation, (int, float)) or not 0 < relaxation <= 1:
+                raise PolicyError("--relaxation", f"must be a number in (0, 1]; got {relaxation!r}")
+            if div is None:
+                raise PolicyError("--relaxation", "relaxes maxent l-diversity, and the policy has no l_diversity; "
+                                  "add one (its l is used) or drop --relaxation")
+        return cls(k, div, max_sensitive, None if relaxation is None else float(relaxation))
 
     def describe(self) -> str:
         parts = [f"{self.k}-link anonymity"]
-        if self.diversity is not None:
+        if self.diversity is not None and self.relaxation is not None:
+            parts.append(f"maxent {self.diversity.l}-diversity with relaxation {self.relaxation:g}")
+        elif self.diversity is not None:
             parts.append("maxent " + self.diversity.describe())
         return " + ".join(parts)
 
@@ -238,18 +266,30 @@ def _merge_keys(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nda
     return both["_i"].to_numpy(), both["_j"].to_numpy()
 
 
+def _separator_rows(keys: np.ndarray, sep: Groups) -> np.ndarray:
+    """Each row's separator counts per sensitive value (rows keyed at the separator's levels; keys are unique
+    in `sep`; a row with no separator cell gets 0)."""
+    pair, isep = _merge_keys(keys, sep.keys)
+    den = np.zeros((len(keys), sep.vecs.shape[1]))
+    den[pair] = sep.vecs[isep]
+    return den
+
+
 def join(schema: Schema, gv: Groups, gx: Groups, sep: Groups) -> Groups:
     """Algorithm 1, lines 4-7: tmp = I_v join I_x, tmp(t) = I_v(t_v) I_x(t_x) / T_{v & x}(t_{v & x}),
     per sensitive value (0 where the separator is 0, which makes the numerator 0 too)."""
     kv = project(schema, gv, sep.attrs)
     iv, ix = _merge_keys(kv, project(schema, gx, sep.attrs))
-    # each joined pair's separator cell (keys are unique in `sep`; a pair with none gets 0)
-    pair, isep = _merge_keys(kv[iv], sep.keys)
-    den = np.zeros((len(iv), sep.vecs.shape[1]))
-    den[pair] = sep.vecs[isep]
+    den = _separator_rows(kv[iv], sep)
     num = gv.vecs[iv] * gx.vecs[ix]
     vecs = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-    # the joined group's key: every attribute of either side at the finer of its levels
+    attrs, keys = _joined_keys(schema, gv, gx, iv, ix)
+    live = vecs.sum(axis=1) > 0        # a combination with no mass is not a group of the reconstruction
+    return Groups(attrs, keys[live], vecs[live])
+
+
+def _joined_keys(schema: Schema, gv: Groups, gx: Groups, iv: np.ndarray, ix: np.ndarray):
+    """The joined groups' keys: every attribute of either side at the finer of its levels."""
     lv_v = {a: (i, l) for i, (a, l) in enumerate(gv.attrs)}
     lv_x = {a: (i, l) for i, (a, l) in enumerate(gx.attrs)}
     attrs, cols = [], []
@@ -260,9 +300,8 @@ def join(schema: Schema, gv: Groups, gx: Groups, sep: Groups) -> Groups:
         elif a in lv_x:
             attrs.append((a, lv_x[a][1]))
             cols.append(gx.keys[ix, lv_x[a][0]])
-    keys = np.column_stack(cols) if cols else np.zeros((len(vecs), 0), dtype=np.int64)
-    live = vecs.sum(axis=1) > 0        # a combination with no mass is not a group of the reconstruction
-    return Groups(attrs, keys[live], vecs[live])
+    keys = np.column_stack(cols) if cols else np.zeros((len(iv), 0), dtype=np.int64)
+    return attrs, keys
 
 
 # --------------------------------------------------------------------------------------------------
@@ -328,21 +367,26 @@ def _blocks(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> np.ndarray
     return np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
 
 
+def _distinct_per_block(schema: Schema, g: Groups, rel: list[tuple[str, int]], vectors: np.ndarray):
+    """(keep: the first group of each (relevant block, vector), the kept members of each block)."""
+    block = _blocks(schema, g, rel)
+    _, first = np.unique(np.column_stack([block, vectors]), axis=0, return_index=True)
+    keep = np.zeros(len(g), dtype=bool)
+    keep[first] = True
+    order = np.argsort(block, kind="stable")
+    bounds = np.flatnonzero(np.diff(block[order])) + 1
+    return keep, [m[keep[m]] for m in np.split(order, bounds)]
+
+
 def prune_hull(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Groups:
     """Keep, in each relevant block, the groups that are extreme rays of the block's cone (duplicate
     directions count once)."""
     if len(g) <= 1:
         return g
-    block = _blocks(schema, g, rel)
     dirs = g.vecs / g.vecs.sum(axis=1, keepdims=True)
     # one group per (block, direction): equal directions are the same ray
-    _, first = np.unique(np.column_stack([block, np.round(dirs, 12)]), axis=0, return_index=True)
-    keep = np.zeros(len(g), dtype=bool)
-    keep[first] = True
-    order = np.argsort(block, kind="stable")
-    bounds = np.flatnonzero(np.diff(block[order])) + 1
-    for members in np.split(order, bounds):
-        members = members[keep[members]]
+    keep, blocks = _distinct_per_block(schema, g, rel, np.round(dirs, 12))
+    for members in blocks:
         if 1 < len(members) <= HULL_MAX_GROUPS:
             keep[members] = _hull_keep(dirs[members])
     return Groups(g.attrs, g.keys[keep], g.vecs[keep])
@@ -418,6 +462,35 @@ def _violation(schema: Schema, g: Groups, criterion: Criterion) -> dict | None:
     return {"group": labels, "levels": dict(g.attrs), "distribution": dist}
 
 
+def _nonsensitive(schema: Schema, m: Marginal) -> list[tuple[str, int]]:
+    return [(a, lv) for a, lv in m.levels if a != schema.sensitive]
+
+
+def _bottom_up(schema: Schema, tree: structure.JunctionTree, start, joiner, pruner) -> tuple[Groups, int]:
+    """Algorithm 1's traversal from the leaves: I_v = start(v) (line 1), joined with each child's result
+    (lines 4-7: joiner(I_v, I_x, separator marginal)), pruned after each join but the last (line 8) and
+    within the separator with the parent (line 13). Returns (the root's groups, groups produced by joins)."""
+    joined = 0
+    margs = [schema.from_vertices(c) for c in tree.cliques]
+
+    def check(v: int) -> Groups:
+        nonlocal joined
+        iv = start(v)
+        children = tree.children(v)
+        for i, x in enumerate(children):
+            iv = joiner(iv, check(x), schema.from_vertices(tree.separators[x]))
+            joined += len(iv)
+            # line 8; after the last child it is skipped: at the root every group is checked next anyway,
+            # elsewhere line 13 prunes within coarser blocks, keeping a subset of what line 8 would keep
+            if i < len(children) - 1:
+                iv = pruner(schema, iv, _nonsensitive(schema, margs[v]))
+        if tree.parent[v] is not None:
+            iv = pruner(schema, iv, _nonsensitive(schema, schema.from_vertices(tree.separators[v])))
+        return iv
+
+    return check(0), joined
+
+
 def maxent_l_diversity(coll: Collection, criterion: Criterion | None, counts: MarginalCounts,
                        prune: str = "auto", early_exit: bool = True) -> DiversityCheck:
     """Algorithm 1 (junction-tree check with pruning) over the cliques holding the sensitive attribute;
@@ -450,31 +523,104 @@ def maxent_l_diversity(coll: Collection, criterion: Criterion | None, counts: Ma
                                   f"the marginal {c.text()} is not l-diverse by itself (Proposition 6.2)")
     tree = structure.junction_tree(vs, root=0)
     margs = [s.from_vertices(c) for c in tree.cliques]
-    joined = 0
-
-    def nonsens(m: Marginal) -> list[tuple[str, int]]:
-        return [(a, l) for a, l in m.levels if a != s.sensitive]
-
-    def check(v: int) -> Groups:
-        nonlocal joined
-        iv = groups_of(counts, margs[v])
-        children = tree.children(v)
-        for i, x in enumerate(children):
-            ix = check(x)
-            sep = s.from_vertices(tree.separators[x])
-            iv = join(s, iv, ix, groups_of(counts, sep))
-            joined += len(iv)
-            # line 8; after the last child it is skipped: at the root every group is checked next anyway,
-            # elsewhere line 13 prunes within coarser blocks, keeping a subset of what line 8 would keep
-            if i < len(children) - 1:
-                iv = pruner(s, iv, nonsens(margs[v]))
-        if tree.parent[v] is not None:
-            iv = pruner(s, iv, nonsens(s.from_vertices(tree.separators[v])))
-        return iv
-
-    root = check(0)
+    root, joined = _bottom_up(s, tree, lambda v: groups_of(counts, margs[v]),
+                              lambda iv, ix, sep: join(s, iv, ix, groups_of(counts, sep)), pruner)
     bad = _violation(s, root, criterion)
     return DiversityCheck(bad is None, f"algorithm1/{prune}", len(root), joined, bad)
+
+
+# --------------------------------------------------------------------------------------------------
+# relaxed maxent l-diversity (see the module docstring)
+
+NO_MASS, PRESENT, WITHIN = 0, 1, 2
+
+
+def relaxed_indicators(vecs: np.ndarray, alpha: float) -> np.ndarray:
+    """Per group (row) and sensitive value: WITHIN when the value is at least alpha times the group's most
+    frequent one (and positive), PRESENT when positive but below, NO_MASS when zero."""
+    top = vecs.max(axis=1, keepdims=True)
+    return np.where(vecs <= 0, NO_MASS, np.where(vecs >= alpha * top, WITHIN, PRESENT)).astype(np.int8)
+
+
+def join_relaxed(schema: Schema, gv: Groups, gx: Groups, sep_attrs: list[tuple[str, int]]) -> Groups:
+    """Algorithm 1's join with the relaxed line 6: tmp(t) = I_v(t_v) * I_x(t_x), here the componentwise
+    minimum of the three-state indicators (a value is within alpha in the product's bound when it is in
+    every factor; it has mass when it has in every factor)."""
+    iv, ix = _merge_keys(project(schema, gv, sep_attrs), project(schema, gx, sep_attrs))
+    vecs = np.minimum(gv.vecs[iv], gx.vecs[ix])
+    attrs, keys = _joined_keys(schema, gv, gx, iv, ix)
+    live = vecs.max(axis=1) > NO_MASS
+    return Groups(attrs, keys[live], vecs[live])
+
+
+def prune_dominance(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Groups:
+    """The relaxed check's pruning: in each relevant block keep one group per indicator vector, and drop
+    every group that dominates (>= componentwise, not equal) another group with the same support."""
+    if len(g) <= 1:
+        return g
+    keep, blocks = _distinct_per_block(schema, g, rel, g.vecs)
+    for members in blocks:
+        if len(members) < 2:
+            continue
+        v = g.vecs[members].astype(np.int16)
+        ge = np.all(v[:, None, :] >= v[None, :, :], axis=2)             # ge[i, j]: i >= j componentwise
+        same_support = np.all((v[:, None, :] > 0) == (v[None, :, :] > 0), axis=2)
+        np.fill_diagonal(ge, False)
+        keep[members[np.any(ge & same_support, axis=1)]] = False
+    return Groups(g.attrs, g.keys[keep], g.vecs[keep])
+
+
+def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: MarginalCounts,
+                               prune: bool = True) -> DiversityCheck:
+    """Maxent l-diversity with relaxation `alpha` (Kifer & Gehrke, Sec. 6; see the module docstring): every
+    non-sensitive combination of the reconstruction has >= l sensitive values whose indicator is 1 in
+    every marginal holding C. Sufficient for P*(s | t) >= alpha^p max P*(. | t) on l values."""
+    s = coll.schema
+    if not coll.decomposable:
+        raise ValueError("the relaxed check needs a decomposable collection")
+    if not 0 < alpha <= 1:
+        raise ValueError("alpha must be in (0, 1]")
+    method = "relaxed/" + ("dominance" if prune else "none")
+    msize = s.labels(s.sensitive, 0)
+    vs = [c for c in coll.clique_sets if (s.sensitive, 1) in c]
+    if not vs:
+        ok = msize >= l
+        return DiversityCheck(ok, method, 1, 1, None if ok else {"group": {}, "distribution": "uniform"},
+                              "no marginal holds the sensitive attribute")
+    tree = structure.junction_tree(vs, root=0)
+    margs = [s.from_vertices(c) for c in tree.cliques]
+    pruner = prune_dominance if prune else prune_none
+
+    def indicators(v: int) -> Groups:
+        g = groups_of(counts, margs[v])
+        vecs = g.vecs
+        if tree.parent[v] is not None:        # the preprocessing: divide by the separator with the parent
+            sep = groups_of(counts, s.from_vertices(tree.separators[v]))
+            den = _separator_rows(project(s, g, sep.attrs), sep)
+            vecs = np.divide(vecs, den, out=np.zeros_like(vecs), where=den > 0)
+        return Groups(g.attrs, g.keys, relaxed_indicators(vecs, alpha))
+
+    root, joined = _bottom_up(s, tree, indicators,
+                              lambda iv, ix, sep: join_relaxed(s, iv, ix, _nonsensitive(s, sep)), pruner)
+    ok = (root.vecs == WITHIN).sum(axis=1) >= l
+    bad = None
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        values = s.label_text(s.sensitive, 0)
+        bad = {"group": {a: s.label_text(a, lv)[int(c)] for (a, lv), c in zip(root.attrs, root.keys[i])},
+               "levels": dict(root.attrs),
+               "within_relaxation": [values[j] for j in np.flatnonzero(root.vecs[i] == WITHIN)]}
+    return DiversityCheck(bool(ok.all()), method, len(root), joined, bad,
+                          f"at least {l} values within {alpha:g}^p of the most frequent, p = {len(vs)}")
+
+
+def relaxed_exact(coll: Collection, l: int, beta: float, counts: MarginalCounts) -> bool:
+    """The condition itself on the whole reconstruction (brute force): every non-sensitive cell with mass
+    has >= l sensitive values with P*(s | t) >= beta max_s' P*(s' | t). The relaxed check's reference."""
+    g = reconstructed_groups(coll, counts)
+    top = g.vecs.max(axis=1, keepdims=True)
+    tol = 1e-9 * top
+    return bool((((g.vecs > 0) & (g.vecs >= beta * top - tol)).sum(axis=1) >= l).all())
 
 
 def reconstruction(coll: Collection, counts: MarginalCounts):
@@ -542,16 +688,28 @@ class PrivacyReport:
                 "max_sensitive_marginals": self.privacy.max_sensitive, **self.extra}
 
 
+def diversity_check(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCounts,
+                    prune: str = "auto") -> DiversityCheck:
+    """Maxent l-diversity of a decomposable collection as the privacy asks: Algorithm 1, or the relaxed check
+    when `privacy.relaxation` is set."""
+    if privacy.relaxation is not None and privacy.diversity is not None:
+        return maxent_l_diversity_relaxed(coll, privacy.diversity.l, privacy.relaxation, counts, prune != "none")
+    return maxent_l_diversity(coll, privacy.diversity, counts, prune)
+
+
 def check_privacy(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCounts,
                   prune: str = "auto") -> PrivacyReport:
     s = coll.schema
     if coll.decomposable:
         kc, certain = k_combinatorial(coll, counts, privacy.k)
-        div = maxent_l_diversity(coll, privacy.diversity, counts, prune)
+        div = diversity_check(coll, privacy, counts, prune)
         n_sens = sum(1 for c in coll.clique_sets if (s.sensitive, 1) in c)
     else:
         kc, certain = None, None
         div = maxent_l_diversity_brute(coll, privacy.diversity, counts)
+        if privacy.relaxation is not None and privacy.diversity is not None:
+            ok = relaxed_exact(coll, privacy.diversity.l, privacy.relaxation, counts)
+            div = DiversityCheck(ok, "relaxed/brute", div.groups, div.joined, None if ok else {"group": "some"})
         n_sens = len(coll.with_sensitive())
     extra = {} if coll.decomposable else {"not_decomposable": "k-combinatorial anonymity cannot be certified for a "
                                                               "collection that is not decomposable (Sec. 6)"}
@@ -559,4 +717,5 @@ def check_privacy(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCo
 
 
 __all__ = ["MarginalPrivacy", "k_link", "cell_bounds", "k_combinatorial", "maxent_l_diversity",
+           "maxent_l_diversity_relaxed", "relaxed_exact", "diversity_check",
            "maxent_l_diversity_brute", "check_privacy", "PrivacyReport", "DiversityCheck", "nnls"]

@@ -6,6 +6,8 @@
     coll = ms.collection([ms.table(run.chosen.levels), ms.marginal({"age": 0})])
     ms.kl(coll), ms.check(coll).satisfied           # utility and privacy of the collection
     found = ms.search(run.chosen.levels)            # greedy search (sqlanon.marginals.search)
+    walked = ms.walk(found.collection, seed=0, keep=found.start)   # seeded walk, forward and backward moves
+    best, kl, walks = ms.optimum([found.collection])              # the paper's OPT: no table required
     ms.release(found.collection, skip=found.start)  # tables/views + manifest entries
 
 Every count comes from the wide frequency set the run built (one GROUP BY per marginal, cached), so the
@@ -18,11 +20,12 @@ from ..errors import DataError, PolicyError
 from . import search as _search
 from .collection import Collection, Marginal, Schema
 from .estimate import MarginalCounts, kl_divergence, kl_from_marginals, single_table_kl
-from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, k_link, maxent_l_diversity
+from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, diversity_check, k_link
 
 
 class Marginals:
-    def __init__(self, run: Anonymization, max_sensitive: int = 3, prune: str = "auto"):
+    def __init__(self, run: Anonymization, max_sensitive: int = 3, prune: str = "auto",
+                 relaxation: float | None = None):
         policy = run.policy
         if policy.entity_key:
             raise PolicyError("entity_key", "anonymized marginals count rows, not persons; remove entity_key to "
@@ -38,7 +41,7 @@ class Marginals:
         self.run = run
         self.schema = Schema(run.fs)
         self.counts = MarginalCounts(self.schema)
-        self.privacy = MarginalPrivacy.from_criteria(run.criteria, max_sensitive)
+        self.privacy = MarginalPrivacy.from_criteria(run.criteria, max_sensitive, relaxation)
         self.prune = prune
         self._kl: dict[frozenset, float] = {}
         self._div: dict[frozenset, bool] = {}
@@ -103,7 +106,7 @@ class Marginals:
             return False
         if sens not in self._div:
             self.privacy_checks += 1
-            self._div[sens] = maxent_l_diversity(coll, self.privacy.diversity, self.counts, self.prune).ok
+            self._div[sens] = diversity_check(coll, self.privacy, self.counts, self.prune).ok
         return self._div[sens]
 
     # -- search -----------------------------------------------------------------------------------
@@ -111,6 +114,29 @@ class Marginals:
         start = self.table(levels)
         self._require_private_start(start)
         return _search.greedy(self, start, max_steps, progress)
+
+    def walk(self, start: Collection, seed: int = 0, steps: int = 200, temperature: float = 0.01,
+             keep: Marginal | None = None, progress=None) -> _search.WalkResult:
+        """The seeded random walk with forward and backward moves (sqlanon.marginals.search.random_walk)
+        from a private decomposable collection; with `keep`, only collections containing that marginal."""
+        rep = self.check(start)
+        if not rep.satisfied:
+            raise DataError(f"the walk's start collection is not {self.privacy.describe()}; start from a private one")
+        return _search.random_walk(self, start, seed, steps, temperature, keep, progress=progress)
+
+    def suppressed(self) -> Collection:
+        """The table with every non-sensitive attribute suppressed: the sensitive attribute's marginal alone."""
+        return self.collection([self.marginal({self.schema.sensitive: 0})])
+
+    def optimum(self, starts: list[Collection], seed: int = 0, steps: int = 200,
+                temperature: float = 0.01) -> tuple[Collection, float, list[_search.WalkResult]]:
+        """The paper's OPT (Sec. 7, the best collection overall, no table required): the best of random walks
+        from the suppressed table and from each of `starts` (each walk seeded `seed + i`), and of the starts."""
+        walks = [self.walk(c, seed + i, steps, temperature) for i, c in enumerate([self.suppressed(), *starts])]
+        cands = [(self.kl(c), i, c) for i, c in enumerate(starts)] + [(w.kl, len(starts) + i, w.collection)
+                                                                     for i, w in enumerate(walks)]
+        kl, _, best = min(cands, key=lambda x: (x[0], x[1]))
+        return best, kl, walks
 
     def one_attribute_path(self, levels: dict[str, int], attributes=None):
         return _search.one_attribute_path(self, self.table(levels), attributes)

@@ -1,6 +1,6 @@
 """The structure of a collection of marginals: interaction graph, decomposability, perfect sequence,
 junction tree (Kifer & Gehrke, "Injecting Utility into Anonymized Datasets", SIGMOD 2006,
-`papers/004_...`, Section 4.1 and Section 6).
+Section 4.1 and Section 6).
 
 Everything here works on abstract vertices (any hashable) and on marginals given as vertex sets; the
 reduction of *anonymized* marginals to ordinary ones over induced attributes lives in

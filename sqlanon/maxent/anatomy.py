@@ -236,29 +236,34 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                              possible_buckets=plan.buckets)
 
 
+def refuse_entity_key(pol) -> None:
+    """Anatomy and Privacy-MaxEnt count records: a bucket's l distinct values, P(q, s, b) and the estimation
+    accuracy are all over rows (Du, Teng & Zhu, SIGMOD 2008, Sec. 3; Xiao & Tao's Anatomy). With an
+    entity_key a person may own several rows, which may share a bucket (its l values then protect fewer than l
+    persons) or land in several; a person-level bucketization is not defined by either paper. So we refuse
+    rather than count rows under a policy that says rows are not persons."""
+    if pol.entity_key:
+        raise PolicyError("entity_key", "bucketize and maxent count records, and the policy says a person may own "
+                          "several (entity_key); buckets and P(q, s, b) over persons are not defined by "
+                          "Anatomy or Privacy-MaxEnt: remove entity_key (one row per person) to use them")
+
+
 def bucketize_policy(policy, l: int, name: str | None = None, db=None, connection=None, **options) -> BucketizedRelease:
     """`bucketize` over a policy's source, quasi-identifiers and (first) sensitive attribute; the tables go
     where a release of the policy would (the source's DuckDB file, `--db`, or a file beside the policy)."""
     from ..anonymizer import default_db
     from ..engine import attach_source, open_backend, wrap_connection
-    from ..engines.duckdb import new_database_file, remove_database
     from ..policy import Policy, load_policy
     pol = policy if isinstance(policy, Policy) else load_policy(policy)
-    created = None      # a DuckDB file this call creates: removed again if it fails
+    refuse_entity_key(pol)
     if connection is not None:
         backend = wrap_connection(connection)
     else:
-        target = db if db is not None else default_db(pol)
-        created = new_database_file(target, pol.source)
-        backend = open_backend(pol.source, target)
+        backend = open_backend(pol.source, db if db is not None else default_db(pol))
     try:
         source = attach_source(backend, pol.source)
-        out = bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
-                        name or pol.release.name, label=pol.source.label, policy=pol, **options)
-        created = None
-        return out
+        return bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
+                         name or pol.release.name, label=pol.source.label, policy=pol, **options)
     finally:
         if connection is None:
             backend.close()
-            if created is not None:
-                remove_database(created)

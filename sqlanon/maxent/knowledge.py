@@ -47,7 +47,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-import yaml
 
 from ..errors import PolicyError
 
@@ -252,7 +251,10 @@ def parse_knowledge(raw, prefix: str = "knowledge") -> Knowledge:
     if unknown:
         raise PolicyError(unknown[0], "unknown key; a knowledge file has knowledge: (a list) and persons:")
     persons = {}
-    for name, qi in (raw.get("persons") or {}).items():
+    named = raw.get("persons") or {}
+    if not isinstance(named, dict):
+        raise PolicyError("persons", f"must be a mapping of name -> {{attribute: value}}; got {named!r}")
+    for name, qi in named.items():
         persons[str(name)] = _mapping(qi, f"persons.{name}")
     items = raw.get("knowledge") or []
     if not isinstance(items, list):
@@ -263,14 +265,9 @@ def parse_knowledge(raw, prefix: str = "knowledge") -> Knowledge:
 def load_knowledge(path) -> Knowledge:
     """Read a knowledge file (YAML or JSON); errors name the field, as policy errors do."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise PolicyError("--knowledge", f"cannot read {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        line = getattr(getattr(e, "problem_mark", None), "line", None)
-        raise PolicyError("--knowledge", f"{path} is not valid YAML"
-                          + (f" at line {line + 1}" if line is not None else "")) from None
+    from .. import files
+    text = files.read_text(path, "--knowledge", "knowledge file", files.POLICY_LIMIT)
+    raw = files.load_yaml(text, path, "--knowledge")     # JSON is YAML too
     return parse_knowledge(raw)
 
 

@@ -285,7 +285,9 @@ def open_release(policy, buckets: str | None = None, node: dict | None = None, d
     """
     from ..anonymizer import Anonymization, default_db
     from ..policy import Policy, load_policy
+    from .anatomy import refuse_entity_key
     pol = policy if isinstance(policy, Policy) else load_policy(policy)
+    refuse_entity_key(pol)
     sensitive = pol.sensitive_names[0]
     qis = pol.qi_names
     if buckets is not None:

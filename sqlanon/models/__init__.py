@@ -5,6 +5,9 @@
                  pd-recursive and npd-recursive l-diversity; multi-attribute l-diversity
                  (`DistinctLDiversity`, `EntropyLDiversity`, `RecursiveCLDiversity`)
 - `tcloseness`:  t-closeness with the Earth Mover's Distance (`TCloseness`)
+- `likeness`:    beta-likeness (basic, enhanced) and delta-disclosure privacy (`BetaLikeness`, `DeltaDisclosure`)
+- `risk`:        re-identification risk of the whole release: average risk, records at risk
+                 (`AverageRisk`, `RecordsAtRisk`; table-level, see `sqlanon.models.risk`)
 
 `criteria_from_policy` turns a policy's ``privacy:`` mapping into a list of criteria::
 
@@ -13,12 +16,21 @@
       l_diversity: {variant: distinct|entropy|recursive, l: 3, c: 3, dont_care: [values...],
                     no_negative_disclosure: {c2: 5, values: [...]}, attribute: occupation|all}
       t_closeness: {t: 0.2, distance: equal|ordered|hierarchical, attribute: occupation|all}
+      beta_likeness: {beta: 1.0, variant: basic|enhanced, attribute: occupation|all}
+      delta_disclosure: {delta: 1.5, attribute: occupation|all}
+      average_risk: 0.05                                  # classes / rows of the release
+      records_at_risk: {threshold: 0.2, max_fraction: 0.01}
+      k_map: {k: 10, sampling_fraction: 0.01, significance: 0.01, estimator: poisson|zero_truncated_poisson}
+      k_map: {k: 10, population: census}                  # or against a population table
+      delta_presence: {delta_min: 0.0, delta_max: 0.5, population: census}
       max_suppression: 0.0
 
 Every model is monotone under generalization (merging blocks keeps it). With tuple suppression
 (``max_suppression`` > 0) only k-anonymity keeps the "satisfied within the budget" predicate
 monotone: a merged block fails k only if all its parts did, whereas merging a failing block into a
 passing one can fail l-diversity or t-closeness and suppress more rows (see `sqlanon.checker`).
+beta-likeness and delta-disclosure behave like t-closeness; average risk and records at risk are
+table-level (`sqlanon.models.risk`); k-map with an estimator is a k-anonymity and stays monotone.
 """
 from __future__ import annotations
 
@@ -29,15 +41,24 @@ from ..errors import PolicyError
 from .base import Criterion, SensitiveDomain
 from .kanonymity import KAnonymity
 from .ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, multi_attribute_ok
+from .likeness import BETA_VARIANTS, BetaLikeness, DeltaDisclosure
+from .risk import KMAP_ESTIMATORS, AverageRisk, DeltaPresence, KMapEstimated, KMapPopulation, RecordsAtRisk
 from .tcloseness import DISTANCES, TCloseness
 
 __all__ = [
     "Criterion", "SensitiveDomain", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
     "RecursiveCLDiversity", "TCloseness", "multi_attribute_ok", "criteria_from_policy",
-    "PRIVACY_KEYS", "L_DIVERSITY_KEYS", "T_CLOSENESS_KEYS", "L_VARIANTS",
+    "PRIVACY_KEYS", "L_DIVERSITY_KEYS", "T_CLOSENESS_KEYS", "L_VARIANTS", "BetaLikeness", "DeltaDisclosure",
+    "AverageRisk", "RecordsAtRisk", "KMapEstimated",
 ]
 
-PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "max_suppression")
+PRIVACY_KEYS = ("k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
+                "records_at_risk", "k_map", "delta_presence", "max_suppression")
+DELTA_PRESENCE_KEYS = ("delta_min", "delta_max", "population")
+K_MAP_KEYS = ("k", "sampling_fraction", "significance", "estimator", "population")
+BETA_KEYS = ("beta", "variant", "attribute")
+DELTA_KEYS = ("delta", "attribute")
+RECORDS_AT_RISK_KEYS = ("threshold", "max_fraction")
 L_DIVERSITY_KEYS = ("variant", "l", "c", "dont_care", "no_negative_disclosure", "attribute")
 NPD_KEYS = ("c2", "values")
 T_CLOSENESS_KEYS = ("t", "distance", "attribute")
@@ -245,6 +266,109 @@ def _t_closeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     return out
 
 
+def _required_positive(spec: dict, field: str, key: str, example: str, what: str):
+    """A required number > 0 of a model's mapping."""
+    if key not in spec:
+        raise PolicyError(f"{field}.{key}", f"missing; give {what}, a number > 0, for example {key}: {example}")
+    v = _number(spec[key], f"{field}.{key}", f"a number > 0 ({what})")
+    if v <= 0:
+        raise PolicyError(f"{field}.{key}", f"must be a number > 0; got {v}")
+    return v
+
+
+def _beta_likeness(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
+    F = "privacy.beta_likeness"
+    spec = _mapping(spec, F, "{beta: 1.0, variant: enhanced}")
+    _unknown(spec, BETA_KEYS, F)
+    beta = _required_positive(spec, F, "beta", "1.0", "the largest relative gain (q - p) / p of a value's "
+                              "frequency in a block over the table's")
+    variant = spec.get("variant", "basic")
+    if variant not in BETA_VARIANTS:
+        raise PolicyError(f"{F}.variant", f"must be one of {', '.join(BETA_VARIANTS)}; got {variant!r}")
+    targets, _ = _attributes(spec, domains, F)
+    return [BetaLikeness(beta, d, variant) for d in targets]
+
+
+def _delta_disclosure(spec, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
+    F = "privacy.delta_disclosure"
+    spec = _mapping(spec, F, "{delta: 1.5}")
+    _unknown(spec, DELTA_KEYS, F)
+    delta = _required_positive(spec, F, "delta", "1.5", "the bound on |ln(block frequency / table frequency)|")
+    targets, _ = _attributes(spec, domains, F)
+    return [DeltaDisclosure(delta, d) for d in targets]
+
+
+def _average_risk(v) -> AverageRisk:
+    r = _number(v, "privacy.average_risk", "a number above 0 and at most 1 (classes / rows of the release)")
+    if not 0 < r <= 1:
+        raise PolicyError("privacy.average_risk", f"must be above 0 and at most 1; got {r}")
+    return AverageRisk(r)
+
+
+def _records_at_risk(spec) -> RecordsAtRisk:
+    F = "privacy.records_at_risk"
+    spec = _mapping(spec, F, "{threshold: 0.2, max_fraction: 0.01}")
+    _unknown(spec, RECORDS_AT_RISK_KEYS, F)
+    t = _number(spec.get("threshold", 0.2), f"{F}.threshold", "a risk above 0 and at most 1 (1 / class size)")
+    if not 0 < t <= 1:
+        raise PolicyError(f"{F}.threshold", f"must be above 0 and at most 1; got {t}")
+    if "max_fraction" not in spec:
+        raise PolicyError(f"{F}.max_fraction", "missing; give the largest fraction of released records whose "
+                          "risk is above the threshold, for example max_fraction: 0.01")
+    a = _number(spec["max_fraction"], f"{F}.max_fraction", "a fraction, at least 0 and below 1")
+    if not 0 <= a < 1:
+        raise PolicyError(f"{F}.max_fraction", f"must be at least 0 and below 1; got {a}")
+    return RecordsAtRisk(t, a)
+
+
+def _k_map(spec) -> KMapEstimated | KMapPopulation:
+    F = "privacy.k_map"
+    spec = _mapping(spec, F, "{k: 10, sampling_fraction: 0.01}")
+    _unknown(spec, K_MAP_KEYS, F)
+    if "k" not in spec:
+        raise PolicyError(f"{F}.k", "missing; give the least number of people of the population a released "
+                          "class must match, for example k: 10")
+    k = _integer(spec["k"], f"{F}.k", "an integer >= 1")
+    if k < 1:
+        raise PolicyError(f"{F}.k", f"must be an integer >= 1; got {k}")
+    if spec.get("population") is not None:
+        if not isinstance(spec["population"], str) or not spec["population"]:
+            raise PolicyError(f"{F}.population", f"must be the name of a table; got {spec['population']!r}")
+        extra = [key for key in ("sampling_fraction", "significance", "estimator") if key in spec]
+        if extra:
+            raise PolicyError(f"{F}.{extra[0]}", "applies to k-map with an estimator; against a population table "
+                              "remove it")
+        return KMapPopulation(k, spec["population"])
+    if "sampling_fraction" not in spec:
+        raise PolicyError(f"{F}.sampling_fraction", "missing; give the table's rows over the population's, for "
+                          "example sampling_fraction: 0.01 (or a population table: population: NAME)")
+    f = _number(spec["sampling_fraction"], f"{F}.sampling_fraction", "a fraction above 0 and at most 1")
+    if not 0 < f <= 1:
+        raise PolicyError(f"{F}.sampling_fraction", f"must be above 0 and at most 1; got {f}")
+    alpha = _number(spec.get("significance", 0.01), f"{F}.significance", "a probability above 0 and below 1")
+    if not 0 < alpha < 1:
+        raise PolicyError(f"{F}.significance", f"must be above 0 and below 1; got {alpha}")
+    estimator = spec.get("estimator", "poisson")
+    if estimator not in KMAP_ESTIMATORS:
+        raise PolicyError(f"{F}.estimator", f"must be one of {', '.join(KMAP_ESTIMATORS)}; got {estimator!r}")
+    return KMapEstimated(k, f, alpha, estimator)
+
+
+def _delta_presence(spec) -> DeltaPresence:
+    F = "privacy.delta_presence"
+    spec = _mapping(spec, F, "{delta_min: 0.0, delta_max: 0.5, population: census}")
+    _unknown(spec, DELTA_PRESENCE_KEYS, F)
+    population = spec.get("population")
+    if not isinstance(population, str) or not population:
+        raise PolicyError(f"{F}.population", "missing; give the population table (same quasi-identifier columns, "
+                          "same database) the source is a subset of, for example population: census")
+    lo = _number(spec.get("delta_min", 0.0), f"{F}.delta_min", "a probability from 0 to 1")
+    hi = _number(spec.get("delta_max", 1.0), f"{F}.delta_max", "a probability from 0 to 1")
+    if not 0 <= lo <= hi <= 1:
+        raise PolicyError(f"{F}.delta_max", f"needs 0 <= delta_min <= delta_max <= 1; got {lo} and {hi}")
+    return DeltaPresence(lo, hi, population)
+
+
 def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     """The criteria a policy's ``privacy:`` mapping asks for, after validating every field.
 
@@ -267,6 +391,18 @@ def criteria_from_policy(privacy: dict, domains: dict[str, SensitiveDomain]) -> 
         out.extend(_l_diversity(privacy["l_diversity"], domains))
     if privacy.get("t_closeness") is not None:
         out.extend(_t_closeness(privacy["t_closeness"], domains))
+    if privacy.get("beta_likeness") is not None:
+        out.extend(_beta_likeness(privacy["beta_likeness"], domains))
+    if privacy.get("delta_disclosure") is not None:
+        out.extend(_delta_disclosure(privacy["delta_disclosure"], domains))
+    if privacy.get("k_map") is not None:
+        out.append(_k_map(privacy["k_map"]))
+    if privacy.get("delta_presence") is not None:
+        out.append(_delta_presence(privacy["delta_presence"]))
+    if privacy.get("average_risk") is not None:
+        out.append(_average_risk(privacy["average_risk"]))
+    if privacy.get("records_at_risk") is not None:
+        out.append(_records_at_risk(privacy["records_at_risk"]))
     if "max_suppression" in privacy and privacy["max_suppression"] is not None:
         s = _number(privacy["max_suppression"], "privacy.max_suppression",
                     "a fraction of the rows, at least 0 and below 1")

@@ -1,5 +1,5 @@
 """The l-diversity family (Machanavajjhala, Kifer, Gehrke, Venkitasubramaniam: "l-Diversity: Privacy
-Beyond k-Anonymity", ACM TKDD 1(1), 2007; `papers/001_...`), Sections 4.2 and 4.3.
+Beyond k-Anonymity", ACM TKDD 1(1), 2007), Sections 4.2 and 4.3.
 
 Every measure works on a counts matrix (see `sqlanon.models.base`)::
 
@@ -488,10 +488,12 @@ class RecursiveCLDiversity(Criterion):
     - ``npd=(c2, w_codes)``: npd-recursive (c1 = c, c2, l)-diversity, Def. 4.4: pd-recursive (c,l)
       and every value of W in at least c2 percent of every block.
 
-    Achieved: ``recursive_c``, the infimum c* over the blocks for this l (the table satisfies the
-    model for every c > c*; inf when some block has fewer than l values); ``recursive_l``, the
-    largest l the table satisfies with this c; with npd, ``npd_min_percent``, the smallest share (%)
-    of a W value in any block.
+    Achieved, under the variant's own prefix (``recursive_``, ``pd_recursive_``, ``npd_recursive_``,
+    `achieved_prefix`) so that the three never share a key: ``<prefix>c``, the infimum c* over the
+    blocks at this l with this variant's don't-care set (the table satisfies the model for every
+    c > c*; inf when a block's tail is 0); ``<prefix>l``, the largest l the table satisfies with this
+    c (0 when none does: a W value under c2 percent fails npd at every l); with npd also
+    ``npd_min_percent``, the smallest share (%) of a W value in any block.
     """
 
     def __init__(self, c: float, l: int, dont_care_codes: Sequence[int] = (),
@@ -520,16 +522,24 @@ class RecursiveCLDiversity(Criterion):
             ok &= negative_disclosure_ok(counts, self.npd[0], self.npd[1])
         return ok
 
+    @property
+    def achieved_prefix(self) -> str:
+        return "npd_recursive_" if self.npd is not None else ("pd_recursive_" if self.dont_care_codes else
+                                                              "recursive_")
+
     def achieved(self, counts: np.ndarray) -> dict:
         a = _counts(counts)
+        p = self.achieved_prefix
         if not len(a):
-            out = {"recursive_c": 0.0, "recursive_l": 0}
+            out = {p + "c": 0.0, p + "l": 0}
         else:
-            out = {"recursive_c": float(pd_recursive_c_star(a, self.l, self.dont_care_codes).max()),
-                   "recursive_l": int(pd_recursive_max_l(a, self.c, self.dont_care_codes).min())}
+            out = {p + "c": float(pd_recursive_c_star(a, self.l, self.dont_care_codes).max()),
+                   p + "l": int(pd_recursive_max_l(a, self.c, self.dont_care_codes).min())}
         if self.npd is not None:
             share = negative_disclosure_percent(a, self.npd[1])
             out["npd_min_percent"] = float(share.min()) if share.size else 100.0
+            if len(a) and not negative_disclosure_ok(a, *self.npd).all():
+                out[p + "l"] = 0
         return out
 
     def describe(self) -> str:

@@ -1,13 +1,19 @@
 """The privacy a set of blocks achieves, whatever the policy asked for (`sqlanon check`, the manifest).
 
 For the blocks' sizes and, per sensitive attribute, their counts matrix: the smallest class (k), the
-distinct l, exp of the smallest block entropy (entropy l, TKDD Def. 4.1), the infimum c* of recursive
-(c,l)-diversity at the policy's l (Def. 4.2; the table is recursive (c,l)-diverse for every c > c*),
-and the largest EMD of any block under each distance the attribute allows (equal always, ordered for
-numbers, hierarchical when it has a hierarchy). The policy's own criteria add their values (adjusted
-entropy, npd shares). Keys of the first sensitive attribute are plain (``l_entropy``); the others are
-prefixed with their name (``salary.l_entropy``). An infinite c* (a block with fewer than l distinct
-values) is reported as None.
+distinct l, exp of the smallest block entropy (entropy l, TKDD Def. 4.1), the infimum c* of plain
+recursive (c,l)-diversity (Def. 4.2, no don't-care values; the table is recursive (c,l)-diverse for
+every c > c*) as ``recursive_c``, computed at ``recursive_c_at_l`` = the l of the policy's recursive
+model (2 without one), and the largest EMD of any block under each distance the attribute allows
+(equal always, ordered for numbers, hierarchical when it has a hierarchy).
+
+The policy's own criteria add their values under their own keys: a recursive model the largest l it
+holds for with its c (``recursive_l``); a pd-recursive one (Def. 4.3) its c* with its don't-care set
+and its achieved l (``pd_recursive_c``, ``pd_recursive_l``); an npd-recursive one (Def. 4.4)
+``npd_recursive_c``, ``npd_recursive_l`` and ``npd_min_percent``; entropy with don't-care values
+``l_entropy_adjusted``. Keys of the first sensitive attribute are plain (``l_entropy``); the others are
+prefixed with their name (``salary.l_entropy``). An infinite c* (a block whose tail is 0) is reported
+as None.
 """
 from __future__ import annotations
 
@@ -27,6 +33,9 @@ def _finite(x: float):
 def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: dict[str, SensitiveDomain],
                      criteria: list[Criterion] = ()) -> dict:
     out: dict = {"k": int(sizes.min()) if len(sizes) else 0, "classes": int(len(sizes))}
+    for c in criteria:     # table-level models (average risk, records at risk) report on the class sizes
+        if getattr(c, "table_level", False):
+            out.update(c.value(sizes))
     names = list(domains)
     for name, mat in counts.items():
         prefix = "" if name == names[0] else f"{name}."
@@ -36,7 +45,7 @@ def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: 
             out[prefix + "l_distinct"] = int(distinct_values(mat).min())
             out[prefix + "l_entropy"] = round(float(np.exp(block_entropy(mat).min())), 6)
             out[prefix + "recursive_c"] = _finite(float(recursive_c_star(mat, l).max()))
-        out[prefix + "recursive_l"] = int(l)
+            out[prefix + "recursive_c_at_l"] = int(l)
         distances = ["equal"] + (["ordered"] if domain.numeric and domain.size > 1 else []) + \
             (["hierarchical"] if domain.levels is not None else [])
         for d in distances:

@@ -1,5 +1,5 @@
 """t-closeness (Li, Li, Venkatasubramanian: "t-Closeness: Privacy Beyond k-Anonymity and
-l-Diversity", ICDE 2007; `papers/003_...`), with the Earth Mover's Distance.
+l-Diversity", ICDE 2007), with the Earth Mover's Distance.
 
 A q*-block satisfies t-closeness when the distance between the distribution P of the sensitive
 attribute in the block and its distribution Q in the whole table is at most t. The distance is the

@@ -1,0 +1,115 @@
+"""Reading the small files a user hands sqlanon: policies, knowledge files, hierarchies, manifests.
+
+Each must be a regular file under a size limit (so `hierarchy: /dev/zero` or a FIFO is refused at once
+instead of being read for ever), in the expected text encoding, and a YAML file must not repeat a
+key: PyYAML keeps the last of two equal keys without a word, which silently drops a whole section
+(two `privacy:` blocks, the first with the l-diversity settings). Every failure is a `PolicyError`
+naming the field and the file, so the CLI prints one line and exits 2.
+"""
+from __future__ import annotations
+
+import codecs
+import stat
+from pathlib import Path
+
+import yaml
+
+from .errors import PolicyError
+
+MB = 1024 * 1024
+POLICY_LIMIT = 1 * MB          # a policy or a knowledge file is a few hundred lines
+MANIFEST_LIMIT = 64 * MB       # lattice listings of big searches
+HIERARCHY_LIMIT = 64 * MB      # one row per base value: millions of short rows
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit // MB} MB"
+
+
+def checked_file(path: Path | str, field: str, what: str, limit: int) -> Path:
+    """`path` when it is a regular file of at most `limit` bytes; otherwise a PolicyError naming it."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise PolicyError(field, f"{what} {path} does not exist") from None
+    except OSError as e:
+        raise PolicyError(field, f"cannot read {what} {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, pipe or socket)"
+        raise PolicyError(field, f"{what} {path} is {kind}; give a regular file")
+    if st.st_size > limit:
+        raise PolicyError(field, f"{what} {path} is {st.st_size / MB:.1f} MB; sqlanon reads at most "
+                          f"{_size_text(limit)} for a {what}: check that it is the right file")
+    return path
+
+
+def encoding_name(value, field: str) -> str:
+    """A text encoding named in a policy (`encoding: latin-1`), checked against Python's codecs."""
+    if not isinstance(value, str) or not value.strip():
+        raise PolicyError(field, f"must name a text encoding such as utf-8 or latin-1; got {value!r}")
+    try:
+        return codecs.lookup(value).name
+    except LookupError:
+        raise PolicyError(field, f"unknown text encoding {value!r}; use for example utf-8, latin-1 or cp1252") from None
+
+
+def read_text(path: Path | str, field: str, what: str, limit: int, encoding: str = "utf-8",
+              hint: str = "save it as UTF-8") -> str:
+    """The text of a checked file (`checked_file`), decoded; a decoding error names the byte offset and,
+    when the file was read as UTF-8, says how to name another encoding."""
+    path = checked_file(path, field, what, limit)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise PolicyError(field, f"cannot read {what} {path}: {e.strerror}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        hint = f" ({hint})" if codecs.lookup(encoding).name == "utf-8" else ""
+        raise PolicyError(field, f"{what} {path} is not {encoding} text: byte 0x{data[e.start]:02x} on line {line} "
+                          f"cannot be decoded{hint}") from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that repeats a key."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:    # the keys written here; a merge (<<: *base) may be overridden
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.setdefault(key, key_node.start_mark.line + 1)
+        except TypeError:        # an unhashable key: the constructor below reports it as PyYAML does
+            continue
+        if first != key_node.start_mark.line + 1:
+            raise DuplicateKey(key, first, key_node.start_mark.line + 1)
+    loader.flatten_mapping(node)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+class DuplicateKey(Exception):
+    def __init__(self, key, first: int, again: int):
+        self.key, self.first, self.again = key, first, again
+        super().__init__(f"key {key!r} on line {again} repeats line {first}")
+
+
+def load_yaml(text: str, path: Path | str, field: str):
+    """Parse YAML text (a policy or knowledge file) with PyYAML's safe loader; a syntax error or a key
+    given twice in one mapping is a PolicyError naming the line."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)   # a SafeLoader subclass
+    except DuplicateKey as e:
+        raise PolicyError(field, f"{path}: key {e.key!r} appears twice in the same mapping (lines {e.first} and "
+                          f"{e.again}); YAML would keep only the last: merge them into one") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise PolicyError(field, f"{path} is not valid YAML{where}: {getattr(e, 'problem', None) or str(e).splitlines()[0]}") from None

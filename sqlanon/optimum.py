@@ -1,0 +1,211 @@
+"""The released node: the best node by the policy's utility metric among ALL nodes that satisfy it.
+
+When the metric is monotone under generalization (height always; the others without suppression and
+without an entity key: see `sqlanon.metrics`), every satisfying node lies above a minimal one that is at
+least as good, so the optimum is the best minimal node and only the minimal nodes are scored.
+
+Otherwise (suppression makes discernibility, average class size and KL-divergence non-monotone) the
+optimum may lie above the minimal nodes, and the search is a branch and bound over the lattice, as ARX's
+Flash and OLA prune with information-loss bounds (Kohlmayer et al., "Flash: efficient, stable and
+optimal k-anonymity", PASSAT 2012; El Emam et al., "A globally optimal k-anonymity method for the
+de-identification of health data", JAMIA 2009):
+
+- nodes are visited by height, so all of a node's direct specializations come before it;
+- each node gets a lower bound, the largest of its own (`metrics.lower_bound`, from its class sizes,
+  when a query has returned them) and its direct specializations' bounds: a bound of N holds for every
+  node above N, so it is inherited upward without a query;
+- a satisfying node whose bound exceeds the best metric found so far is never scored; one whose bound
+  does not is scored (its sizes come from the node checker, which already has most of them from the
+  search: `NodeChecker.stats`), and nodes the minimal-node search left undecided are checked first.
+
+Ties are broken by the lower height, then by the levels in quasi-identifier order (lexicographically
+smallest): a node is pruned only when its bound is strictly worse than the best, so the rule is exact.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .checker import NodeChecker, NodeResult, NodeStats
+from .frequency import FrequencySet
+from .lattice import Lattice, Node, SearchResult, by_height, direct_generalizations, direct_specializations
+from .metrics import from_stats, is_monotone, kl_lower_bound, lower_bound, metric_value
+
+INF = float("inf")
+
+
+@dataclass
+class Optimum:
+    """The best satisfying node and how it was found."""
+
+    node: Node
+    value: float                       # the policy metric of its release
+    minimal: bool                      # is it one of the minimal satisfying nodes?
+    scored: int                        # nodes whose metric was computed
+    pruned: int                        # satisfying (or undecided) nodes skipped by their bound
+    checked: int                       # undecided nodes checked against the privacy models here
+    seconds: float
+    proven: bool = True                # False for the heuristic search (sqlanon.heuristic)
+    method: str = "minimal nodes"      # or "branch and bound", "heuristic"
+    scores: dict[Node, float] = field(default_factory=dict)   # every scored satisfying node -> metric
+
+    def as_dict(self) -> dict:
+        return {"method": self.method, "proven_optimal": self.proven, "released_is_minimal": self.minimal,
+                "nodes_scored": self.scored, "nodes_pruned_by_bound": self.pruned,
+                "undecided_nodes_checked": self.checked, "seconds": round(self.seconds, 4)}
+
+
+def tie_key(node: Node, value: float) -> tuple:
+    """The documented order of releases: metric, then height, then levels (smallest first)."""
+    return (value, sum(node), node)
+
+
+class Scorer:
+    """The policy metric of satisfying nodes, from the checker's recorded sizes when they suffice."""
+
+    def __init__(self, metric: str, fs: FrequencySet, checker: NodeChecker, lattice: Lattice):
+        self.metric, self.fs, self.checker, self.lattice = metric, fs, checker, lattice
+        self.bounded = not fs.entity and metric != "height"
+        self.kl_bounds: dict[Node, float] = {}
+
+    def stats(self, node: Node) -> NodeStats | None:
+        return self.checker.stats.get(node)
+
+    def own_bound(self, node: Node) -> float:
+        """The node's own lower bound, if a query has told enough to compute it (else -inf)."""
+        if not self.bounded:
+            return -INF
+        if self.metric == "kl_divergence":
+            return self.kl_bounds.get(node, -INF)
+        s = self.stats(node)
+        if s is None:
+            return -INF
+        return lower_bound(self.metric, s, self.checker.min_block_size, self.checker.budget, self.fs.rows)
+
+    def known(self, node: Node) -> float | None:
+        """The metric of a node already known to satisfy, from recorded sizes (None if it needs a query)."""
+        if self.metric == "height":
+            return float(sum(node))
+        s = self.stats(node)
+        return None if s is None or not s.satisfied else from_stats(self.metric, s, self.fs.rows)
+
+    def score(self, nodes: list[Node]) -> dict[Node, float]:
+        """The metric of satisfying nodes (sizes fetched in batches where the recorded ones do not suffice)."""
+        out: dict[Node, float] = {}
+        missing = []
+        for node in nodes:
+            value = self.known(node)
+            if value is None:
+                missing.append(node)
+            else:
+                out[node] = value
+        if not missing:
+            return out
+        if self.metric in ("discernibility", "avg_class_size") and not self.checker.has_multi_attribute:
+            # one batched pass records the sizes (and which classes the models keep) of every missing node
+            self.checker.satisfied_many([self.lattice.levels(n) for n in missing])
+            for node in missing:
+                value = self.known(node)
+                if value is not None:
+                    out[node] = value
+            missing = [n for n in missing if n not in out]
+        for node in missing:
+            result = self.checker.evaluate(self.lattice.levels(node))
+            out[node] = self.from_result(node, result)
+        return out
+
+    def from_result(self, node: Node, result: NodeResult) -> float:
+        if self.metric == "kl_divergence" and self.bounded:
+            self.kl_bounds[node] = kl_lower_bound(self.fs, result)
+        return metric_value(self.metric, self.fs, result)
+
+
+def best_minimal(search: SearchResult, scorer: Scorer, started: float) -> Optimum:
+    scores = scorer.score(sorted(search.minimal, key=lambda n: (sum(n), n)))
+    node = min(scores, key=lambda n: tie_key(n, scores[n]))
+    return Optimum(node, scores[node], True, len(scores), 0, 0, time.perf_counter() - started, scores=scores)
+
+
+def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, metric: str,
+                 progress=None, clock: Callable[[], float] = time.perf_counter) -> Optimum:
+    """The best satisfying node by `metric` over the whole lattice (see the module docstring).
+
+    Args:
+        lattice: the generalization lattice.
+        checker: the policy's node checker (its recorded `stats` are reused).
+        search: the minimal-node search's result (its satisfying, minimal and undecided nodes).
+        metric: one of `sqlanon.metrics.METRICS`.
+
+    Returns:
+        The `Optimum`; raises nothing when no node satisfies (the caller reports that).
+    """
+    started = clock()
+    fs = checker.fs
+    scorer = Scorer(metric, fs, checker, lattice)
+    if not search.minimal:
+        raise ValueError("no satisfying node")
+    if is_monotone(metric, checker.budget > 0, fs.entity):
+        return best_minimal(search, scorer, started)
+    minimal = set(search.minimal)
+    satisfying, undecided = set(search.satisfying), set(search.undecided)
+    bound: dict[Node, float] = {}
+    best: tuple | None = None
+    scores: dict[Node, float] = {}
+    pruned = checked = 0
+
+    def offer(node: Node, value: float) -> None:
+        nonlocal best
+        scores[node] = value
+        key = tie_key(node, value)
+        if best is None or key < best:
+            best = key
+
+    # a good release early makes the bounds prune more: first every satisfying node whose metric the search's
+    # recorded sizes already give, then a climb from the best of them through better direct generalizations
+    # (generalizing can release suppressed rows)
+    for node in satisfying:
+        known = scorer.known(node)
+        if known is not None:
+            offer(node, known)
+    while best is not None:
+        current = best
+        ups = [n for n in direct_generalizations(current[2], lattice.heights) if n in satisfying and n not in scores]
+        for node, value in scorer.score(ups).items():
+            offer(node, value)
+        if best == current:
+            break
+    for height, level in by_height(lattice):
+        to_check, to_score = [], []
+        for node in level:
+            inherited = max((bound[s] for s in direct_specializations(node)), default=-INF)
+            bound[node] = max(inherited, scorer.own_bound(node))
+            if node not in satisfying and node not in undecided:
+                continue                                    # fails the privacy models
+            known = scores.get(node) if node in satisfying else None
+            if known is None and node in satisfying:
+                known = scorer.known(node)
+            if known is not None:
+                offer(node, known)
+            elif best is not None and bound[node] > best[0]:
+                pruned += 1                                 # cannot beat the best release found
+            elif node in undecided:
+                to_check.append(node)
+            else:
+                to_score.append(node)
+        if to_check:
+            # satisfied_many records each node's sizes and kept classes, so scoring below needs no new query
+            # for the size-based metrics
+            ok = checker.satisfied_many([lattice.levels(n) for n in to_check])
+            checked += len(to_check)
+            to_score += [n for n, passed in zip(to_check, ok) if passed]
+        for node, value in scorer.score(to_score).items():
+            offer(node, value)
+        for node in to_check + to_score:
+            bound[node] = max(bound[node], scorer.own_bound(node))
+        if progress:
+            progress.update(level=len(lattice.names), evaluated=checker.evaluated, total=lattice.size)
+    assert best is not None
+    node = best[2]
+    return Optimum(node, best[0], node in minimal, len(scores), pruned, checked, clock() - started,
+                   method="branch and bound", scores=scores)

@@ -1,0 +1,115 @@
+"""Re-identification risk measured in the database: the class-size histogram is one GROUP BY over the
+classes' GROUP BY (`sql_templates/risk_histogram.sql`), so no row leaves the database; the riskiest
+classes (smallest, with their labels) and, against a population table, the pairs (sample class size,
+population class size) come from one statement each, all reading the classes work table
+(`risk_classes_table.sql`: the one pass over the rows). `sqlanon.risk.measures` and
+`sqlanon.risk.estimators` turn those histograms into the figures.
+
+A relation is described by its quasi-identifier keys: the columns as they are (the source, or a release
+whose columns already hold the labels), or through the hierarchies' mapping tables at a lattice node's
+levels (the source generalized as the node would release it, before any suppression).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import Backend
+from . import estimators, measures
+
+
+@dataclass(frozen=True)
+class Key:
+    """One quasi-identifier of a relation: its column, and the mapping table and level that generalize it
+    (None: the column as it is)."""
+
+    column: str
+    map_table: str | None = None
+    level: int = 0
+
+
+def plain_keys(columns) -> list[Key]:
+    return [Key(c) for c in columns]
+
+
+def node_keys(fs, levels: dict[str, int]) -> list[Key]:
+    """Keys generalizing the source to a node through the frequency set's mapping tables (level 0: as is)."""
+    return [Key(q.name, q.map_table if levels[q.name] else None, int(levels[q.name])) for q in fs.qis]
+
+
+CLASSES_TABLE = "__sqlanon_risk_classes"
+
+
+def classes_table(backend: Backend, relation: str, keys: list[Key], entity: str | None = None) -> str:
+    """The relation's classes (labels k0.., size) as a temporary work table: the one pass over the rows."""
+    backend.execute("risk_classes_table.sql", name=CLASSES_TABLE, relation=relation, keys=keys, entity=entity)
+    return CLASSES_TABLE
+
+
+def histogram(backend: Backend, relation: str, keys: list[Key], entity: str | None = None,
+              classes: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, classes): how many classes of each size the relation has, ascending by size (from the work
+    table `classes` when given)."""
+    data = backend.fetchnumpy("risk_histogram.sql", relation=relation, keys=keys, entity=entity, classes=classes)
+    sizes = np.asarray(data["size"], dtype=np.int64)
+    classes = np.asarray(data["classes"], dtype=np.int64)
+    order = np.argsort(sizes, kind="stable")
+    return sizes[order], classes[order]
+
+
+def smallest_classes(backend: Backend, relation: str, keys: list[Key], entity: str | None = None,
+                     limit: int = 10, classes: str | None = None) -> list[dict]:
+    """The `limit` smallest classes: [{"labels": {column: label}, "size": n, "risk": 1/n}], smallest first."""
+    rows = backend.fetchall("risk_smallest_classes.sql", relation=relation, keys=keys, entity=entity, limit=limit,
+                            classes=classes)
+    return [{"labels": {k.column: (v if isinstance(v, (int, float, str)) or v is None else str(v))
+                        for k, v in zip(keys, row[:-1])},
+             "size": int(row[-1]), "risk": 1.0 / int(row[-1])} for row in rows]
+
+
+def population_pairs(backend: Backend, relation: str, keys: list[Key], population: str, population_keys: list[Key],
+                     entity: str | None = None, classes: str | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sample class size, matching population class size, number of classes) triples."""
+    data = backend.fetchnumpy("risk_population_histogram.sql", relation=relation, keys=keys, entity=entity,
+                              population=population, population_keys=population_keys, classes=classes)
+    return (np.asarray(data["sample_size"], dtype=np.int64), np.asarray(data["population_size"], dtype=np.int64),
+            np.asarray(data["classes"], dtype=np.int64))
+
+
+def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str | None = None,
+                threshold: float = measures.DEFAULT_THRESHOLD, population_size: float | None = None,
+                sampling_fraction: float | None = None, population: str | None = None,
+                population_keys: list[Key] | None = None, top: int = 10) -> dict:
+    """Everything `sqlanon risk` prints, for one relation (see the README's "Re-identification risk").
+
+    Keys: rows, classes, sample_uniques, prosecutor {max, average, records_at_risk, threshold},
+    marketer, histogram {size: classes}, riskiest_classes; with a population size or sampling fraction
+    population_uniques {model, estimate, fraction, estimates...}; with a population table journalist
+    {max, average, records_at_risk, threshold, population_smaller} (and marketer against it), k_map and
+    delta_presence {min, max} (`sqlanon.risk.measures.journalist`). Keys the
+    inputs do not allow are None.
+    """
+    work = classes_table(backend, relation, keys, entity)
+    sizes, classes = histogram(backend, relation, keys, entity, work)
+    out = measures.summary(sizes, classes, threshold)
+    out["riskiest_classes"] = smallest_classes(backend, relation, keys, entity, top, work) if top else []
+    out["journalist"] = None
+    out["population_uniques"] = None
+    if population is not None:
+        f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work)
+        _, population_classes = histogram(backend, population, population_keys or keys)
+        j = measures.journalist(f, F, c, threshold, int(population_classes.sum()))
+        out["journalist"] = j["journalist"]
+        out["marketer"] = j["marketer"]
+        out["k_map"] = j["k_map"]
+        out["delta_presence"] = j["delta_presence"]
+        if population_size is None and sampling_fraction is None:
+            population_size = float(backend.fetchone("count_rows.sql", relation=population)[0])
+    if sampling_fraction is not None:
+        population_size = out["rows"] / float(sampling_fraction)
+    if population_size is not None and out["rows"]:
+        out["population_uniques"] = estimators.population_uniques(sizes, classes, max(float(population_size),
+                                                                                      float(out["rows"])))
+    return out

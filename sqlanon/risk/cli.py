@@ -1,0 +1,186 @@
+"""`sqlanon risk`: the re-identification risk of the source, a lattice node, or a release table.
+
+    sqlanon risk POLICY [--node a=1,... | --table NAME | --manifest M] [--threshold T]
+                        [--population-size N | --sampling-fraction F] [--population TABLE] [--json F]
+
+Without --node / --table / --manifest: the policy's source as it is. --node: the source generalized to
+that node (before suppression). --table: a table of the policy's database with its quasi-identifier
+columns as they are (a release). --manifest: the release table a manifest records (and, with
+--population, the population generalized to the manifest's node to match it). --population TABLE: a
+larger population with the same quasi-identifier columns, in the same database (journalist and
+marketer risk against it; its row count is the population size unless one is given).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..cli_common import parse_node
+from ..errors import PolicyError, UserError
+from . import measures
+
+COMMANDS: list = []
+
+
+def _positive(value, name: str, upper: float | None = None) -> None:
+    if value is None:
+        return
+    if not value > 0 or (upper is not None and value > upper):
+        bound = f"above 0 and at most {upper:g}" if upper is not None else "above 0"
+        raise UserError(f"{name}: must be {bound}; got {value:g}")
+
+
+def _manifest_release(path: str) -> tuple[dict, str]:
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(f"--manifest: cannot read {path} as a release manifest ({e}); give the JSON written by "
+                        "sqlanon anonymize --json") from None
+    outputs = [o for o in manifest.get("outputs", []) if o.get("kind") in ("table", "view")]
+    if not outputs or "chosen" not in manifest:
+        raise UserError(f"--manifest: {path} records no released table or view; release one first (sqlanon "
+                        "anonymize with release.materialize: table)")
+    return manifest, outputs[0]["name"]
+
+
+def _check_columns(backend, relation: str, columns, what: str) -> None:
+    have = {c for c, _ in backend.columns(relation)}
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise UserError(f"{what} {relation}: has no column '{missing[0]}' (a quasi-identifier of the policy); "
+                        f"its columns: {', '.join(sorted(have)[:20])}")
+
+
+def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | None = None,
+            manifest: str | None = None, threshold: float = measures.DEFAULT_THRESHOLD,
+            population_size: float | None = None, sampling_fraction: float | None = None,
+            population: str | None = None) -> dict:
+    """The report `sqlanon risk` prints, as a dict (see `sqlanon.risk.analysis.risk_report`)."""
+    from ..anonymizer import Anonymization, default_db
+    from ..engine import MEMORY, open_backend
+    from ..policy import load_policy, source_with_table
+    from .analysis import node_keys, plain_keys, risk_report
+
+    if sum(x is not None for x in (node, table, manifest)) > 1:
+        raise PolicyError("--node", "give at most one of --node, --table, --manifest")
+    if population_size is not None and sampling_fraction is not None:
+        raise UserError("--population-size: give it or --sampling-fraction, not both")
+    _positive(threshold, "--threshold", 1.0)
+    _positive(population_size, "--population-size")
+    _positive(sampling_fraction, "--sampling-fraction", 1.0)
+    pol = load_policy(policy_path)
+    qis = list(pol.quasi_identifiers)
+    options = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
+    what = {"source": pol.source.label}
+    levels = None
+    relation = None
+    if manifest is not None:
+        recorded, relation = _manifest_release(manifest)
+        levels = dict(recorded["chosen"]["levels"])
+        db = db or recorded.get("database")
+        what = {"table": relation, "manifest": str(manifest), "levels": levels}
+    elif node is not None:
+        levels = parse_node(node)
+        what["levels"] = levels
+    if levels is not None and (node is not None or population is not None):
+        # the mapping tables are needed: the source generalized to the node, or the population to the release's
+        run = Anonymization(pol, db=db if db is not None else (pol.source.database or MEMORY))
+        with run:
+            for q, h in zip(run.lattice.names, run.lattice.heights):
+                if q not in levels:
+                    raise PolicyError("--node", f"no level given for quasi-identifier '{q}'")
+                if not isinstance(levels[q], int) or not 0 <= levels[q] <= h:
+                    raise PolicyError(f"--node {q}", f"level must be an integer from 0 to {h}; got {levels[q]!r}")
+            unknown = [q for q in levels if q not in run.lattice.names]
+            if unknown:
+                raise PolicyError(f"--node {unknown[0]}", f"not a quasi-identifier of the policy ({', '.join(qis)})")
+            keys = node_keys(run.fs, levels)
+            if relation is None:        # --node: the source generalized
+                relation, sample_keys = run.source, keys
+            else:                       # --manifest with a population: the release's labels as they are
+                _check_columns(run.backend, relation, qis, "release table")
+                sample_keys = plain_keys(qis)
+            if population is not None:
+                _check_columns(run.backend, population, qis, "population table")
+            report = risk_report(run.backend, relation, sample_keys, entity=pol.entity_key, population=population,
+                                 population_keys=keys, **options)
+        return {**what, **report}
+    if relation is None and table is not None:
+        relation = table
+        what = {"table": table}
+    if relation is not None:          # a release table, columns as they are
+        backend = open_backend(pol.source, db if db is not None else default_db(pol))
+        source = load_policy({**pol.raw, "source": source_with_table(pol.raw.get("source"), relation)},
+                             base_dir=pol.base_dir).source
+    else:                             # the source as it is
+        backend = open_backend(pol.source, db if db is not None else (pol.source.database or MEMORY))
+        source = pol.source
+    with backend:
+        if relation is not None and not backend.table_exists(relation) and backend.relation_kind(relation) is None:
+            raise UserError(f"--table: no table or view '{relation}' in {backend.path or backend.describe()}; "
+                            "give the release's name (and --db for its database)")
+        view = backend.attach_source(source)
+        _check_columns(backend, view, qis, "table" if relation else "source")
+        if population is not None:
+            _check_columns(backend, population, qis, "population table")
+        entity = pol.entity_key if relation is None or pol.entity_key in {c for c, _ in backend.columns(view)} else None
+        report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population, **options)
+    return {**what, **report}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def _print(report: dict) -> None:
+    where = report.get("table") or report.get("source")
+    node = report.get("levels")
+    click.echo(f"{where}{' at ' + ', '.join(f'{k}={v}' for k, v in node.items()) if node else ''}: "
+               f"{report['rows']:,} rows in {report['classes']:,} classes, {report['sample_uniques']:,} sample uniques")
+    p = report["prosecutor"]
+    click.echo(f"prosecutor: highest risk {_pct(p['max'])}, average {_pct(p['average'])}, records at risk "
+               f"(risk > {p['threshold']:g}) {_pct(p['records_at_risk'])}")
+    if report.get("journalist"):
+        j = report["journalist"]
+        click.echo(f"journalist: highest risk {_pct(j['max'])}, average {_pct(j['average'])}, records at risk "
+                   f"{_pct(j['records_at_risk'])}")
+    click.echo(f"marketer: {_pct(report['marketer'])}")
+    u = report.get("population_uniques")
+    if u:
+        click.echo(f"population uniques ({u['model']}): {u['estimate']:,.1f} of {u['population_size']:,} "
+                   f"({_pct(u['fraction'])})")
+    for c in report["riskiest_classes"]:
+        labels = ", ".join(f"{k}={v}" for k, v in c["labels"].items())
+        click.echo(f"  {c['size']:>6} rows  {labels}")
+
+
+@click.command("risk")
+@click.argument("policy", type=click.Path(dir_okay=False))
+@click.option("--db", type=click.Path(dir_okay=False), default=None, help="DuckDB file holding the tables.")
+@click.option("--node", default=None, help="A lattice node, e.g. age=2,sex=1,... (the source generalized to it).")
+@click.option("--table", default=None, help="A table as it is (e.g. a release).")
+@click.option("--manifest", default=None, type=click.Path(dir_okay=False), help="The release a manifest records.")
+@click.option("--threshold", default=measures.DEFAULT_THRESHOLD, show_default=True, type=float,
+              help="Records at risk: rows whose risk 1/class size is above this.")
+@click.option("--population-size", default=None, type=float, help="Population size, for population uniqueness.")
+@click.option("--sampling-fraction", default=None, type=float, help="Sample rows / population rows.")
+@click.option("--population", default=None, help="A population table with the same quasi-identifier columns.")
+@click.option("--json", "json_path", default=None, help="Write the figures as JSON here ('-' = stdout).")
+def risk(policy, db, node, table, manifest, threshold, population_size, sampling_fraction, population, json_path):
+    """Re-identification risk: prosecutor, journalist, marketer, sample and population uniques."""
+    from ..cli import _write_json, user_errors
+
+    @user_errors
+    def run():
+        report = risk_of(policy, db=db, node=node, table=table, manifest=manifest, threshold=threshold,
+                         population_size=population_size, sampling_fraction=sampling_fraction, population=population)
+        if json_path != "-":
+            _print(report)
+        if json_path:
+            _write_json(report, json_path)
+    run()
+
+
+COMMANDS.append(risk)

@@ -1,0 +1,229 @@
+"""Node counts rolled up from the smallest finer result already computed (Incognito's roll-up property).
+
+LeFevre, DeWitt and Ramakrishnan ("Incognito: efficient full-domain k-anonymity", SIGMOD 2005) and the
+l-diversity paper (Machanavajjhala et al., ACM TKDD 2007, Section 5) note that the frequency set of a
+node can be computed from the frequency set of any node below it, not only from the table: each class
+of the coarser node is a union of classes of the finer one. sqlanon's database computes the bottom
+frequency set (one scan of the table, one GROUP BY); when that aggregate is small enough
+(`MAX_CELLS`, without an entity key) it is fetched once, and every node's class sizes, distinct
+counts and sparse sensitive counts are then rolled up in memory from the smallest cached result below
+the node (its own cells: quasi-identifier codes at its levels, sensitive codes, count), instead of one
+GROUP BY over the whole frequency set per node.
+
+The cells of a node N are computed from a cached node M <= N (over the same attributes or more) by
+mapping each attribute's codes from M's level to N's (a parent array per attribute and pair of levels)
+and summing equal rows. `RollupCounts` answers the same questions as `FrequencySet.batch_counts` and
+`FrequencySet.sparse_counts`, in the same block order, so the node checker is unchanged
+(tests/test_rollup.py compares both on every node).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs
+
+# the largest bottom frequency set fetched for rolling up in memory (cells = rows of the aggregate; about
+# 60 bytes each with a few attributes); larger ones are rolled up by the database, one GROUP BY per node
+MAX_CELLS = 2_000_000
+# cached cells across all nodes (least recently used dropped first)
+CACHE_CELLS = 20_000_000
+
+
+@dataclass
+class Cells:
+    """A node's frequency set: one row per distinct (codes at the node's levels, sensitive codes)."""
+
+    attrs: tuple[int, ...]          # attribute indices (quasi-identifier order)
+    levels: tuple[int, ...]         # the level of each of `attrs`
+    codes: list[np.ndarray]         # per attribute of `attrs`: (R,) int64 codes
+    sens: list[np.ndarray]          # per sensitive attribute: (R,) int64 codes; [] for a sizes-only result
+    n: np.ndarray                   # (R,) int64 counts
+
+    @property
+    def rows(self) -> int:
+        return len(self.n)
+
+
+def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(unique packed keys in ascending order, inverse index of every row) for rows of small integer codes.
+
+    The columns are packed into one int64 in mixed radix (first column most significant), so ascending keys
+    are the rows in code order. A dense bincount is used when the key space is small, a sort otherwise.
+    """
+    rows = len(columns[0]) if columns else 0
+    key = np.zeros(rows, dtype=np.int64)
+    for col, radix in zip(columns, radices):
+        key *= radix
+        key += col
+    space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
+    if space <= 2 * rows + 64:
+        present = np.zeros(int(space), dtype=np.int64)
+        present[key] = 1
+        uniques = np.flatnonzero(present)
+        position = np.cumsum(present) - 1
+        return uniques, position[key]
+    uniques, inverse = np.unique(key, return_inverse=True)
+    return uniques, inverse.reshape(-1)
+
+
+class RollupCounts:
+    """Node counts from cached, rolled-up frequency sets held in memory (see the module docstring)."""
+
+    def __init__(self, fs: FrequencySet, data: dict[str, np.ndarray]):
+        self.fs = fs
+        self.names = [q.name for q in fs.qis]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        # per attribute and level: level-0 code -> code at that level; and the number of codes per level
+        self.up: list[list[np.ndarray]] = []
+        self.radix: list[list[int]] = []
+        for q in fs.qis:
+            codes = q.hierarchy.codes()
+            per_level = []
+            for j in range(q.height + 1):
+                arr = np.zeros(int(codes[0].max()) + 1, dtype=np.int64)
+                arr[codes[0]] = codes[j]
+                per_level.append(arr)
+            self.up.append(per_level)
+            self.radix.append([int(c.max()) + 1 for c in codes])
+        self.m = [s.domain.size for s in fs.sensitives]
+        everything = tuple(range(len(self.names)))
+        self.bottom = Cells(everything, (0,) * len(self.names),
+                            [np.asarray(data[f"q{i}"], dtype=np.int64) for i in everything],
+                            [np.asarray(data[s.col], dtype=np.int64) for s in fs.sensitives],
+                            np.asarray(data["cnt"], dtype=np.int64))
+        # k-anonymity needs only class sizes: a second hierarchy of results without the sensitive codes,
+        # whose bottom has one cell per distinct combination of quasi-identifier values
+        self.bottom_sizes = self._roll(self.bottom, everything, (0,) * len(self.names), with_sensitive=False)
+        self.cache: OrderedDict[tuple, Cells] = OrderedDict()
+        self.cached_cells = 0
+        self.rolled_from_bottom = 0
+        self.rolled_from_cache = 0
+        self._parents: dict[tuple[int, int, int], np.ndarray] = {}
+
+    @staticmethod
+    def open(fs: FrequencySet) -> "RollupCounts | None":
+        """A RollupCounts over the frequency set, or None when it is too large or counts persons."""
+        if fs.entity or fs.bottom_rows > MAX_CELLS:
+            return None
+        return RollupCounts(fs, fs.fetch_bottom())
+
+    # -- rolling up ------------------------------------------------------------------------------
+    def _parent(self, attr: int, lo: int, hi: int) -> np.ndarray:
+        """Code at level `lo` -> code at level `hi` of one attribute."""
+        key = (attr, lo, hi)
+        if key not in self._parents:
+            arr = np.zeros(self.radix[attr][lo], dtype=np.int64)
+            arr[self.up[attr][lo]] = self.up[attr][hi]
+            self._parents[key] = arr
+        return self._parents[key]
+
+    def _source(self, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
+        """The smallest cached result below the node: a direct specialization, else the attributes' own bottom
+        (the bottom frequency set projected to them, computed once), else the bottom frequency set."""
+        best = None
+        for i, lvl in enumerate(levels):
+            if lvl:
+                below = self.cache.get((attrs, levels[:i] + (lvl - 1,) + levels[i + 1:], with_sensitive))
+                if below is not None and (best is None or below.rows < best.rows):
+                    best = below
+        if best is not None:
+            return best
+        full = self.bottom if with_sensitive else self.bottom_sizes
+        zeros = (0,) * len(attrs)
+        if len(attrs) == len(self.names) or levels == zeros:
+            return full
+        return self.cells({self.names[a]: 0 for a in attrs}, with_sensitive)
+
+    def cells(self, levels: dict[str, int], with_sensitive: bool = True) -> Cells:
+        """The node's frequency set (with the sensitive codes, or sizes only), rolled up and cached."""
+        pairs = sorted((self.index[a], int(v)) for a, v in levels.items())
+        attrs, lv = tuple(a for a, _ in pairs), tuple(v for _, v in pairs)
+        key = (attrs, lv, with_sensitive)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.cache.move_to_end(key)
+            return hit
+        src = self._source(attrs, lv, with_sensitive)
+        if src is self.bottom or src is self.bottom_sizes:
+            self.rolled_from_bottom += 1
+        else:
+            self.rolled_from_cache += 1
+        out = self._roll(src, attrs, lv, with_sensitive)
+        self.cache[key] = out
+        self.cached_cells += out.rows
+        while self.cached_cells > CACHE_CELLS and len(self.cache) > 1:
+            _, dropped = self.cache.popitem(last=False)
+            self.cached_cells -= dropped.rows
+        return out
+
+    def _roll(self, src: Cells, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
+        """`src` rolled up to `levels` over `attrs` (a subset of its attributes, at levels no lower)."""
+        where = {a: i for i, a in enumerate(src.attrs)}
+        columns, radices = [], []
+        for a, level in zip(attrs, levels):
+            col = src.codes[where[a]]
+            from_level = src.levels[where[a]]
+            columns.append(self._parent(a, from_level, level)[col] if from_level != level else col)
+            radices.append(self.radix[a][level])
+        sens = src.sens if with_sensitive else []
+        uniques, inverse = _group(columns + sens, radices + (self.m if with_sensitive else []))
+        n = np.bincount(inverse, weights=src.n, minlength=len(uniques)).astype(np.int64)
+        first = np.empty(len(uniques), dtype=np.int64)
+        first[inverse[::-1]] = np.arange(len(inverse) - 1, -1, -1)
+        return Cells(attrs, levels, [c[first] for c in columns], [c[first] for c in sens], n)
+
+    def _blocks(self, levels: dict[str, int], cells: Cells) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """(block of every cell, unique packed block keys, the radices) with blocks in code order of `levels`."""
+        where = {a: i for i, a in enumerate(cells.attrs)}
+        cols, radices = [], []
+        for name, level in levels.items():
+            a = self.index[name]
+            cols.append(cells.codes[where[a]])
+            radices.append(self.radix[a][level])
+        if not cols:
+            return np.zeros(cells.rows, dtype=np.int64), np.zeros(1 if cells.rows else 0, dtype=np.int64), []
+        uniques, inverse = _group(cols, radices)
+        return inverse, uniques, radices
+
+    # -- the questions the node checker asks -------------------------------------------------------
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+        """Like `FrequencySet.batch_counts`: block sizes, and distinct values of `distinct` per block."""
+        empty = np.zeros((0, 0), dtype=np.int64)
+        sens_index = {s.name: j for j, s in enumerate(self.fs.sensitives)}
+        out = []
+        for levels in nodes:
+            cells = self.cells(levels, with_sensitive=bool(distinct))
+            if not distinct:                 # sizes-only cells are the classes themselves
+                out.append(NodeCounts(empty, cells.n))
+                continue
+            block, uniques, _ = self._blocks(levels, cells)
+            sizes = np.bincount(block, weights=cells.n, minlength=len(uniques)).astype(np.int64)
+            dist = {}
+            for name in distinct:
+                j = sens_index[name]
+                pairs, _ = _group([block, cells.sens[j]], [len(uniques), self.m[j]])
+                dist[name] = np.bincount(pairs // self.m[j], minlength=len(uniques)).astype(np.int64)
+            out.append(NodeCounts(empty, sizes, distinct=dist))
+        return out
+
+    def sparse_counts(self, nodes: list[dict[str, int]], sensitive: str) -> list[SparseCounts]:
+        """Like `FrequencySet.sparse_counts`: (block, value, count) rows, blocks in code order."""
+        j = next(i for i, s in enumerate(self.fs.sensitives) if s.name == sensitive)
+        m = self.m[j]
+        out = []
+        for levels in nodes:
+            cells = self.cells(levels)
+            block, uniques, radices = self._blocks(levels, cells)
+            pairs, inverse = _group([block, cells.sens[j]], [len(uniques), m])
+            counts = np.bincount(inverse, weights=cells.n, minlength=len(pairs)).astype(np.int64)
+            blk, value = np.divmod(pairs, m)
+            starts = _runs(blk[:, None])
+            codes = np.zeros((len(uniques), len(radices)), dtype=np.int64)
+            rest = uniques.copy()
+            for i in range(len(radices) - 1, -1, -1):
+                rest, codes[:, i] = np.divmod(rest, radices[i])
+            out.append(SparseCounts(codes, starts, value, counts, m))
+        return out

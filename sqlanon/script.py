@@ -1,0 +1,107 @@
+"""`sqlanon sql`: the release as one runnable statement, for a warehouse to schedule.
+
+A release reads the source and mapping tables that only exist inside a sqlanon run. The script printed
+here needs neither: it is ONE self-contained SELECT, run as it is on a database that holds only the
+source table, whose rows are exactly the released rows (suppressed classes left out):
+
+    WITH "__sqlanon_map_0" AS (SELECT * FROM (VALUES ('39', '[35, 40)', 7), ...) AS "v"("value", "l1", "c1")),
+         ...
+    SELECT ... FROM "adult" AS src JOIN "__sqlanon_map_0" AS m0 ON m0."value" = CAST(src."age" AS VARCHAR) ...
+    WHERE NOT EXISTS (SELECT 1 FROM (VALUES (3, 0), ...) AS sp(...) WHERE sp."q0_1" = m0."c1" AND ...)
+
+The generalizing SELECT is the release's own template (`release_select.sql`, the suppressed classes'
+codes inline); each mapping table it joins becomes a CTE holding, for every base value of the hierarchy,
+its text, its label and its code at the chosen level. Hierarchy values are literals here (a script for
+printing cannot bind parameters): they are built as sqlglot string literals, which quote and escape them
+for the target dialect, never pasted into SQL text. A source given as a query becomes one more CTE.
+
+Values the hierarchy does not hold (rows added since the manifest, a value spelled differently by
+another engine) find no mapping row and are left out, as the release leaves them out: a scheduled run
+never publishes an ungeneralized value. Whether the new rows still satisfy the policy is for
+`sqlanon apply` or the dbt tests (`sqlanon dbt`) to judge.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from . import templates
+from .release import release_columns, select_sql
+
+SOURCE_CTE = "__sqlanon_source"
+
+
+def map_cte_name(index: int) -> str:
+    return f"__sqlanon_map_{index}"
+
+
+def _mapping_values(q, level: int) -> exp.Select:
+    """SELECT * FROM (VALUES (value, label, code), ...) AS v(value, l<level>, c<level>): one row per base
+    value, literals built by sqlglot (quoted and escaped for any dialect)."""
+    t = q.hierarchy
+    codes = t.codes()[level]
+    rows = [exp.Tuple(expressions=[exp.Literal.string(str(value)), exp.Literal.string(str(t.labels[level][i])),
+                                   exp.Literal.number(int(codes[i]))])
+            for i, value in enumerate(t.values)]
+    alias = exp.TableAlias(this=exp.to_identifier("v", quoted=True),
+                           columns=[exp.to_identifier(c, quoted=True) for c in ("value", f"l{level}", f"c{level}")])
+    return exp.select("*").from_(exp.Values(expressions=rows, alias=alias))
+
+
+def _needs_map(level: int, suppressed: bool) -> bool:
+    # the rule of release_select.sql: a mapping table is joined for a generalized column or to find suppressed classes
+    return level > 0 or suppressed
+
+
+def release_tree(run, source: str | None = None) -> exp.Select:
+    """The release of `run`'s chosen node as one sqlglot SELECT (mapping tables as VALUES CTEs).
+
+    `source` names the table the statement reads (default: the policy's source table, or for a query
+    source the query itself as a CTE; a CSV / Parquet source is read as the table its `table:` names).
+    """
+    policy, fs, result = run.policy, run.fs, run.chosen.result
+    src = policy.source
+    ctes: list[tuple[str, exp.Expression]] = []
+    if source is None:
+        if src.kind == "query":
+            source = SOURCE_CTE
+            ctes.append((SOURCE_CTE, templates.parse(src.query, dialect=_engine_dialect(src.engine))))
+        else:
+            source = src.table or src.label
+    suppressed = bool(result.suppressed_rows)
+    maps = {}
+    for col, q, level in release_columns(policy, fs, result.levels):
+        if q is not None and _needs_map(level, suppressed):
+            maps[q.name] = map_cte_name(q.index)
+            ctes.append((maps[q.name], _mapping_values(q, level)))
+    tree = templates.parse(select_sql(policy, fs, result, map_names=maps, source=source))
+    assert isinstance(tree, exp.Select), "release_select.sql renders one SELECT"
+    for name, body in ctes:
+        tree = tree.with_(exp.TableAlias(this=exp.to_identifier(name, quoted=True)), as_=body, copy=False)
+    return tree
+
+
+def _engine_dialect(engine: str) -> str:
+    return {"duckdb": "duckdb", "postgres": "postgres", "spark": "spark"}.get(engine, templates.TEMPLATE_DIALECT)
+
+
+def release_statement(run, dialect: str = templates.TEMPLATE_DIALECT, source: str | None = None,
+                      pretty: bool = True) -> str:
+    """The release SELECT in `dialect` (no trailing semicolon)."""
+    return release_tree(run, source).sql(dialect=dialect, pretty=pretty)
+
+
+def release_script(run, dialect: str = templates.TEMPLATE_DIALECT, source: str | None = None) -> str:
+    """What `sqlanon sql` prints: comments saying what the statement is, then the statement."""
+    policy, result = run.policy, run.chosen.result
+    levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
+    lines = [f"-- sqlanon: the release of policy {policy.path or '(dict)'} at {levels}, in the {dialect} dialect",
+             "-- Run it as it is on a database holding the source table: it creates nothing, and its rows are",
+             "-- the released rows. Mapping tables are inline (VALUES): base value, label and code at the chosen level."]
+    if source is None and policy.source.kind in ("csv", "parquet"):
+        lines.append(f"-- It reads the table {policy.source.table or policy.source.label} (load the "
+                     f"{policy.source.kind} file into it, or pass --source NAME).")
+    if result.suppressed_rows:
+        lines.append(f"-- {result.suppressed_rows:,} rows in {int((~result.ok).sum()):,} suppressed classes are left "
+                     "out (their codes are listed in the anti-join).")
+    lines.append(release_statement(run, dialect, source) + ";")
+    return "\n".join(lines)

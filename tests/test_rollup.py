@@ -1,0 +1,60 @@
+"""Node counts rolled up in memory from cached finer results equal the database's GROUP BY of every node."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sqlanon.anonymizer import Anonymization
+from sqlanon.rollup import RollupCounts, _group
+
+from conftest import adult_policy
+
+
+@pytest.mark.parametrize("order", ["bottom-up", "top-down"])
+def test_every_node_and_subset_equals_the_database(order):
+    policy = adult_policy(4, {"k": 2})
+    run = Anonymization(policy, db=":memory:")
+    fs = run.fs
+    rollup = RollupCounts.open(fs)
+    assert rollup is not None
+    names = [q.name for q in fs.qis]
+    nodes = []
+    for size in range(1, len(names) + 1):
+        for subset in itertools.combinations(names, size):
+            heights = [fs.qi(a).height for a in subset]
+            for levels in itertools.product(*(range(h + 1) for h in heights)):
+                nodes.append(dict(zip(subset, levels)))
+    nodes.sort(key=lambda n: sum(n.values()), reverse=(order == "top-down"))
+    for levels in nodes:
+        (mine,), (theirs,) = rollup.batch_counts([levels], ["occupation"]), fs.batch_counts([levels], ["occupation"])
+        # batch_counts makes no promise on block order: compare (size, distinct) pairs as multisets
+        assert sorted(zip(mine.sizes, mine.distinct["occupation"])) == \
+            sorted(zip(theirs.sizes, theirs.distinct["occupation"])), levels
+        (a,), (b,) = rollup.sparse_counts([levels], "occupation"), fs.sparse_counts([levels], "occupation")
+        assert np.array_equal(a.block_codes, b.block_codes), levels
+        assert np.array_equal(a.starts, b.starts) and np.array_equal(a.values, b.values)
+        assert np.array_equal(a.counts, b.counts)
+    # most nodes came from a cached finer result, not from the bottom frequency set
+    if order == "bottom-up":
+        assert rollup.rolled_from_cache > rollup.rolled_from_bottom
+    run.close()
+
+
+def test_group_orders_keys_like_the_codes():
+    a, b = np.array([2, 0, 2, 1, 0]), np.array([1, 3, 0, 3, 3])
+    for radices in ([3, 4], [3, 10 ** 6]):              # dense bincount and sort paths
+        uniques, inverse = _group([a, b], radices)
+        assert list(uniques) == [0 * radices[1] + 3, 1 * radices[1] + 3, 2 * radices[1] + 0, 2 * radices[1] + 1]
+        assert list(inverse) == [3, 0, 2, 1, 0]
+
+
+def test_search_is_the_same_with_and_without_rollup():
+    for privacy in ({"k": 5, "max_suppression": 0.02},
+                    {"k": 3, "l_diversity": {"variant": "entropy", "l": 3}, "max_suppression": 0.02}):
+        with_, without = (Anonymization(adult_policy(5, privacy), db=":memory:") for _ in range(2))
+        without.fs.rollup = False
+        assert with_.choose().levels == without.choose().levels
+        assert with_.result.minimal == without.result.minimal
+        assert with_.fs.counts_source() is not with_.fs and without.fs.counts_source() is without.fs
