@@ -178,7 +178,7 @@ def source_relations(policy, backend) -> list[tuple[str | None, str]]:
         if backend.engine == "duckdb" and src.database is not None and (
                 backend.path is None or Path(src.database).resolve() != Path(backend.path).resolve()):
             return []       # another DuckDB file, attached read-only
-        parts = str(src.table).split(".")
+        parts = _parts(src.table)
         return [(parts[-2] if len(parts) > 1 else None, parts[-1])]
     if src.kind == "query":
         from . import templates
@@ -188,6 +188,15 @@ def source_relations(policy, backend) -> list[tuple[str | None, str]]:
             return []
         return [(t.db or None, t.name) for t in tree.find_all(templates.exp.Table)]
     return []
+
+
+def _parts(name: str) -> list[str]:
+    """``schema.table`` split as the policy writes relation names (quoted parts may hold dots)."""
+    from . import templates
+    try:
+        return templates.split_name(name)
+    except ValueError:
+        return [str(name)]
 
 
 def _current_schema(backend) -> str | None:
@@ -218,9 +227,11 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
         if reserved(t.name):
             raise ReleaseRefused(f"refusing to write {t.name}: names starting with __sqlanon and the catalog "
                                  f"{CATALOG} are reserved; choose another release.name")
+        parts = _parts(t.name)
+        t_schema, t_name = (parts[-2] if len(parts) > 1 else None), parts[-1]
         for s_schema, s_name in sources:
-            if cat.key(s_name) == cat.key(t.name) and (s_schema is None or schema is None
-                                                        or cat.key(s_schema) == cat.key(schema)):
+            a, b = s_schema or schema, t_schema or schema       # no schema: the current one
+            if cat.key(s_name) == cat.key(t_name) and (a is None or b is None or cat.key(a) == cat.key(b)):
                 raise ReleaseRefused(f"refusing to write {t.kind} {t.name}: it is a source this run reads "
                                      f"(in {_where(backend)}); choose another name")
         existing = backend.relation_kind(t.name)

@@ -106,6 +106,8 @@ REFUSALS = [
     ("the source, schema-qualified in a query", lambda ws: write_policy(
         ws, source={"query": "SELECT * FROM main.people", "table": "q"}, name="people"),
      ["--db", "{ws}/data.duckdb"], "people: it is a source"),
+    ("the source, the release name schema-qualified", lambda ws: _policy(ws, name="main.people"), [],
+     "main.people: it is a source"),
     ("another table of the user", lambda ws: _policy(ws, name="other"), [], "other"),
     ("a view's mapping table the user made", lambda ws: _policy(ws, name="rel", materialize="view"), [],
      "rel__map_0"),
