@@ -1,5 +1,9 @@
 """One anonymization run: policy -> frequency set -> lattice search -> chosen node -> release -> manifest.
 
+The release is recorded in the catalog sqlanon_releases of its database, whose row holds the manifest
+JSON (`sqlanon.catalog`); `write_manifest()` writes the file (default: `<release>.manifest.json` beside
+the database).
+
 This is the Python API the CLI drives::
 
     run = Anonymization(load_policy("policy.yaml"), db="out.duckdb")
@@ -10,6 +14,7 @@ This is the Python API the CLI drives::
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 from dataclasses import dataclass
@@ -19,6 +24,7 @@ import duckdb
 import numpy as np
 
 from . import __version__
+from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
@@ -60,6 +66,9 @@ class Anonymization:
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
         self.progress = progress or Quiet()
         self.timings: dict[str, float] = {}
+        self.release_id = new_release_id()
+        self._manifest: dict | None = None     # fixed when the release is written (the catalog holds it)
+        self.manifest_extra: dict = {}         # sections a command adds (marginals, ...): in the catalog's copy too
         t = time.perf_counter()
         if connection is not None:
             self.backend = wrap_connection(connection)
@@ -203,13 +212,29 @@ class Anonymization:
         return self.chosen
 
     # -- release ------------------------------------------------------------------------------
-    def materialize(self, companions=()) -> list[Output]:
-        """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction)."""
+    def materialize(self, companions=(), force: bool = False) -> list[Output]:
+        """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction),
+        with its catalog row holding the manifest. `force`: an existing export file may be overwritten even
+        when the catalog does not show this release wrote it (never the source, policy or a hierarchy)."""
         if self.chosen is None:
             self.choose()
         t = time.perf_counter()
-        self.outputs = materialize(self.policy, self.fs, self.chosen.result, list(companions))
-        self.timings["release"] = time.perf_counter() - t
+
+        def manifest(outputs: list[Output]) -> dict:
+            self.outputs = list(outputs)
+            self.timings["release"] = time.perf_counter() - t
+            self._manifest = self._build_manifest()
+            return self._manifest
+
+        self._manifest = None
+        try:
+            self.outputs = materialize(self.policy, self.fs, self.chosen.result, list(companions),
+                                       manifest=manifest, release_id=self.release_id, force=force)
+        except BaseException:
+            self.outputs, self._manifest = [], None
+            raise
+        if not self.outputs:
+            self.timings["release"] = time.perf_counter() - t
         return self.outputs
 
     def sql(self, dialect: str = "duckdb") -> str:
@@ -231,11 +256,43 @@ class Anonymization:
                                 {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
 
     def manifest(self) -> dict:
+        """The release manifest: once released, exactly the JSON of its catalog row (sqlanon_releases),
+        unless outputs were added since (marginals released on their own): then rebuilt with them."""
+        if self._manifest is not None and self._manifest["outputs"] == [o.as_dict() for o in self.outputs]:
+            return copy.deepcopy(self._manifest)
+        return self._build_manifest()
+
+    def default_manifest_path(self) -> Path:
+        """`<release>.manifest.json` beside the DuckDB database file; beside the policy file (or in the
+        working folder for a policy given as a dict) when the database is not a file (in memory,
+        PostgreSQL, Spark)."""
+        where = self.backend.path.resolve().parent if self.backend.path else Path(self.policy.base_dir)
+        return where / f"{self.policy.release.name}.manifest.json"
+
+    def write_manifest(self, path: Path | str | None = None) -> Path:
+        """Write the manifest as JSON (to a temporary file renamed into place); default
+        `default_manifest_path()`. Returns the path."""
+        import json
+        from .catalog import json_default
+        path = Path(path) if path is not None else self.default_manifest_path()
+        text = json.dumps(self.manifest(), indent=2, default=json_default)
+        tmp = path.with_name(path.name + ".sqlanon_tmp")
+        try:
+            tmp.write_text(text + "\n", encoding="utf-8")
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return path
+
+    def _build_manifest(self) -> dict:
         if self.chosen is None:
             self.choose()
         c = self.chosen
         return {
             "sqlanon_version": __version__,
+            "release_id": self.release_id,
+            "policy_sha256": policy_hash(self.policy.normalized()),
             "policy": self.policy.normalized(),
             "policy_dir": str(self.policy.base_dir),
             "database": str(self.backend.path) if self.backend.path else None,
@@ -254,6 +311,7 @@ class Anonymization:
             "sampling_seed": None,
             "outputs": [o.as_dict() for o in self.outputs],
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
+            **copy.deepcopy(self.manifest_extra),
         }
 
     def report(self, path, external: bool = False, **options) -> Path:

@@ -5,6 +5,12 @@ levels and a hash of each hierarchy. Applying rebuilds the mapping tables from t
 (a taxonomy file whose hash changed is refused: that would be another transformation), evaluates the
 recorded node on the new rows, and releases only if every privacy model of the policy still holds
 within the suppression budget; otherwise it raises `PrivacyNotMet` (exit code 3) and writes nothing.
+
+A manifest is checked before it is used (`check_manifest`): its policy must hash to the value it records
+(`policy_sha256`), and, when the database it names (or --db) holds the release catalog, to the value of
+the catalog row of the run that wrote it (`release_id`; a manifest without one is compared with the
+newest release of its name). An edited manifest (k lowered, say) is refused with exit code 2: it would
+apply a transformation nobody released.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from pathlib import Path
 
 from . import files
 from .anonymizer import Anonymization
+from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
 from .errors import PolicyError, PrivacyNotMet
 from .hierarchy import spec_kind
 from .policy import load_policy, source_with_table
@@ -34,6 +41,31 @@ def _read_manifest(path) -> dict:
                               "anonymize --json")
     _check_manifest_shape(data, path)
     return data
+
+
+def check_manifest(manifest: dict, path, backend=None) -> None:
+    """Refuse (exit 2) a manifest whose policy is not the one sqlanon recorded: against its own
+    `policy_sha256`, and against the release catalog of `backend`'s database when there is one."""
+    actual = policy_hash(manifest["policy"])
+    recorded = manifest.get("policy_sha256")
+    if recorded is not None and recorded != actual:
+        raise ReleaseRefused(f"manifest {path} was edited after sqlanon wrote it: its policy hashes to "
+                             f"{actual[:12]}, it records {str(recorded)[:12]}; use the manifest sqlanon wrote")
+    if backend is None:
+        return
+    catalog = Catalog(backend)
+    if not catalog.exists():
+        return
+    release_id = manifest.get("release_id")
+    entry = catalog.release(release_id) if release_id else None
+    if entry is None and not release_id:
+        name = release_name(manifest)
+        entry = catalog.latest_release(name) if name else None
+    if entry is not None and entry.policy_sha256 and entry.policy_sha256 != actual:
+        raise ReleaseRefused(f"manifest {path} does not match release {entry.name} in {CATALOG} of "
+                             f"{backend.describe()}: its policy hashes to {actual[:12]}, the release was made with "
+                             f"{entry.policy_sha256[:12]}; it was edited after sqlanon wrote it (the catalog row "
+                             "holds the original)")
 
 
 def _check_manifest_shape(data: dict, path) -> None:
@@ -64,6 +96,7 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
     whose hash changed is refused), on the manifest's source or on `new_source` (a table of the same engine,
     or a .csv / .parquet file). The node is evaluated, not yet released."""
     manifest = _read_manifest(manifest_path)
+    check_manifest(manifest, manifest_path)
     raw = copy.deepcopy(manifest["policy"])
     base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
     if new_source is not None:
@@ -77,6 +110,7 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
     db = db or manifest.get("database") or ":memory:"
     run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
     try:
+        check_manifest(manifest, manifest_path, run.backend)
         for q in run.fs.qis:
             spec = run.policy.quasi_identifiers[q.name]
             recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
@@ -91,16 +125,22 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
     return run
 
 
-def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None) -> Anonymization:
+def require_satisfied(run: Anonymization) -> None:
+    """PrivacyNotMet (exit 3) unless the recorded node satisfies every privacy model on the new rows."""
+    chosen = run.chosen
+    if not chosen.result.satisfied:
+        failing = int((~chosen.result.ok).sum())
+        raise PrivacyNotMet(
+            f"the new rows do not satisfy the policy at {chosen.levels}: {failing} classes fail "
+            f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
+
+
+def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None,
+                   force: bool = False) -> Anonymization:
     run = open_manifest(manifest_path, new_source, db=db, name=name)
     try:
-        chosen = run.chosen
-        if not chosen.result.satisfied:
-            failing = int((~chosen.result.ok).sum())
-            raise PrivacyNotMet(
-                f"the new rows do not satisfy the policy at {chosen.levels}: {failing} classes fail "
-                f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
-        run.materialize()
+        require_satisfied(run)
+        run.materialize(force=force)
     except BaseException:
         run.close()
         raise

@@ -1,7 +1,10 @@
 """The `sqlanon` command line (docs/DESIGN.md section 3.2).
 
 Exit codes: 0 success; 2 bad policy or bad input (one line naming the field, column or value, no
-traceback); 3 a table that does not satisfy the policy (`check`), so a scheduler can block a release.
+traceback), or a release refused because it would replace something sqlanon did not make (`sqlanon.catalog`);
+3 a table that does not satisfy the policy (`check`), so a scheduler can block a release; 130 interrupted
+(Ctrl-C: "sqlanon: interrupted" on stderr, and nothing written: the swap's transaction rolls back, the
+temporary tables are dropped, a database file the run created is removed).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .catalog import json_default as _json_default
 from .cli_common import parse_node as _parse_node
 from .errors import PrivacyNotMet, UserError
 from .progress import Progress
@@ -36,6 +40,9 @@ def user_errors(fn):
             _fail(str(e), e.exit_code)
         except PrivacyNotMet as e:
             _fail(str(e), e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("sqlanon: interrupted", err=True)
+            sys.exit(130)
     return wrapper
 
 
@@ -56,46 +63,102 @@ def _run(policy, db, quiet, mode="incognito"):
 
 
 def _write_json(data: dict, path: str | None) -> None:
+    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
+    another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""
     text = json.dumps(data, indent=2, default=_json_default)
     if path in (None, "-"):
         click.echo(text)
     else:
+        _refuse_non_json(Path(path))
         tmp = Path(path).with_name(Path(path).name + ".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(path)
 
 
-def _json_default(o):
-    import numpy as np
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(type(o).__name__)
+def _refuse_non_json(path: Path) -> None:
+    from .catalog import ReleaseRefused
+    if path.is_dir():
+        raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
+    if path.exists():
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+        if head and head[:1] not in (b"{", b"["):
+            raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
+                                 "choose another path")
 
 
 def _levels_text(levels: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in levels.items())
 
 
-def _summary(run) -> None:
+def _node_lines(run, levels: dict) -> list[str]:
+    """One line per quasi-identifier: its level, and what a value becomes there (an example from the
+    hierarchy: the middle base value and its label at that level)."""
+    width = max(len(q) for q in levels)
+    out = []
+    for name, level in levels.items():
+        h = run.fs.qi(name).hierarchy
+        i = len(h.values) // 2
+        if level == 0:
+            shown = "kept as is"
+        elif len(set(h.labels[level])) == 1:
+            shown = f"all values -> {h.labels[level][0]}"
+        else:
+            shown = f"e.g. {h.values[i]} -> {h.labels[level][i]}"
+        out.append(f"  {name:<{width}}  level {level} of {h.height}: {shown}")
+    return out
+
+
+def _summary(run, manifest_path=None) -> None:
     m = run.manifest()
     c = m["chosen"]
     click.echo(f"source: {m['source']['table']} ({m['source']['rows']:,} rows)")
     click.echo(f"lattice: {m['lattice']['nodes']:,} nodes, {m['lattice']['evaluated']:,} evaluated, "
                f"{len(m['lattice']['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
     click.echo(f"chosen by {run.policy.utility}: {_levels_text(c['levels'])}")
+    for line in _node_lines(run, c["levels"]):
+        click.echo(line)
     click.echo(f"  {c['classes']:,} classes, {c['suppressed_rows']:,} rows suppressed, metrics "
                + ", ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
     click.echo("privacy achieved: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
                                                  for k, v in m["privacy"].items()))
+    where = run.backend.path.resolve() if run.backend.path else run.backend.describe()
     for o in m["outputs"]:
-        where = ""
-        if o["kind"] in ("table", "view") and (run.backend.path or run.backend.engine != "duckdb"):
-            where = f" in {run.backend.path or run.backend.describe()}"
-        click.echo(f"released {o['kind']} {o['name']}{where}: {o['rows']:,} rows")
+        if o["kind"] in ("table", "view", "marginal"):
+            click.echo(f"released {o['kind']} {o['name']} in {where}: {o['rows']:,} rows")
+        else:
+            click.echo(f"exported {o['name']} ({o['kind']}): {o['rows']:,} rows")
+    if not m["outputs"]:
+        click.echo("released nothing (release.materialize: none)")
+    else:
+        from .catalog import CATALOG
+        click.echo(f"recorded in {CATALOG} in {where}")
+    if manifest_path is not None:
+        click.echo(f"manifest: {manifest_path}")
+
+
+def _manifest_target(run, json_path: str | None, force: bool) -> Path:
+    """The manifest file a run writes (`--json PATH`, or beside the database), checked before anything is
+    released: never the source, the policy, a hierarchy file or the database; an existing file that is not a
+    sqlanon manifest only with --force."""
+    from .catalog import check_file_target, protected_files
+    path = Path(json_path) if json_path not in (None, "-") else run.default_manifest_path()
+    check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
+                      force, manifest_ok=True)
+    return path
+
+
+def _release(run, json_path: str | None, force: bool, quiet: bool, companions=()) -> Path:
+    """Materialize, then write the manifest file (its JSON is already in the catalog row); `--json -` also
+    prints it. Returns the manifest path."""
+    path = _manifest_target(run, json_path, force)
+    run.materialize(companions, force=force)
+    run.write_manifest(path)
+    if json_path == "-":
+        _write_json(run.manifest(), None)
+    elif not quiet:
+        _summary(run, path)
+    return path
 
 
 class OneLineUsageError(click.ClickException):
@@ -147,10 +210,7 @@ def demo(db, json_path, report_path, quiet):
     adult = resources.files("sqlanon.datasets.adult")
     with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, _run(str(path), db, quiet) as run:
         run.choose()
-        run.materialize()
-        _summary(run)
-        _write_json(run.manifest(), json_path)
-        click.echo(f"manifest: {json_path}")
+        _release(run, json_path, False, False)
         if report_path:
             # occupation's semantic groups (the shipped hierarchy) for the similarity attack
             with resources.as_file(adult.joinpath("hierarchies", "occupation.csv")) as groups:
@@ -158,23 +218,26 @@ def demo(db, json_path, report_path, quiet):
             click.echo(f"report: {report_path}")
 
 
+JSON_HELP = ("Manifest path (default: <release>.manifest.json beside the database, or beside the policy when the "
+             "database is not a file); '-' also prints it on stdout.")
+FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog does not show sqlanon wrote "
+              "(never the source, the policy, a hierarchy file or the database).")
+
+
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
-@click.option("--json", "json_path", default=None, help="Write the release manifest (JSON) here ('-' = stdout).")
+@click.option("--json", "json_path", default=None, help=JSON_HELP)
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
 @click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
-def anonymize(policy, json_path, db, mode, quiet):
-    """Search the lattice, choose the best minimal node, materialize the release."""
+def anonymize(policy, json_path, db, mode, force, quiet):
+    """Search the lattice, choose the best minimal node, materialize the release, write its manifest."""
     with _run(policy, db, quiet, mode) as run:
         run.choose()
-        run.materialize()
-        if not quiet and json_path != "-":
-            _summary(run)
-        if json_path:
-            _write_json(run.manifest(), json_path)
+        _release(run, json_path, force, quiet)
 
 
 @main.command()
@@ -352,18 +415,16 @@ def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file holding the source table and receiving the release (default: the manifest's).")
 @click.option("--name", default=None, help="Release name (default: the manifest's).")
-@click.option("--json", "json_path", default=None, help="Write the new manifest here ('-' = stdout).")
+@click.option("--json", "json_path", default=None, help=JSON_HELP)
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
-def apply(manifest, new_source, db, name, json_path, quiet):
+def apply(manifest, new_source, db, name, json_path, force, quiet):
     """Apply a manifest's exact transformation to new rows; refuse (exit 3) if the models no longer hold."""
-    from .applying import apply_manifest
-    run = apply_manifest(manifest, new_source, db=db, name=name)
-    with run:
-        if not quiet and json_path != "-":
-            _summary(run)
-        if json_path:
-            _write_json(run.manifest(), json_path)
+    from .applying import open_manifest, require_satisfied
+    with open_manifest(manifest, new_source, db=db, name=name) as run:
+        require_satisfied(run)
+        _release(run, json_path, force, quiet)
 
 
 def _register_feature_commands() -> None:

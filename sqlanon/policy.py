@@ -60,6 +60,7 @@ class Release:
     keep: list[str] = field(default_factory=list)       # extra source columns released unchanged
     export: list[Path] = field(default_factory=list)    # .parquet / .csv files to write the release to
     marginals: list = field(default_factory=list)
+    replace: bool = True        # false: refuse to replace even this release's own earlier output
 
 
 @dataclass(frozen=True)
@@ -322,9 +323,13 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
                    quasi_identifiers: dict | None = None) -> Release:
     quasi_identifiers = quasi_identifiers or {}
     raw = _require_mapping(raw or {}, "release")
-    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals"}
+    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "replace"}
     if unknown:
-        raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, marginals")
+        raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, "
+                          "marginals, replace")
+    replace = raw.get("replace", True)
+    if not isinstance(replace, bool):
+        raise PolicyError("release.replace", f"must be true or false; got {replace!r}")
     name = _relation_name(raw.get("name", default_name), "release.name", engine)
     materialize = raw.get("materialize", "table")
     if materialize not in MATERIALIZE:
@@ -349,7 +354,7 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")))
+    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")), replace)
 
 
 def _parse_marginals(raw) -> list[dict]:

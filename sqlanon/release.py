@@ -5,21 +5,35 @@ chosen level (the original value at level 0), the sensitive attributes and any `
 are copied unchanged, and the rows of suppressed blocks are left out. A table is built under a
 temporary name and swapped in by one transaction (drop old, rename new), so a failed run leaves the
 previous release, or nothing, never half a table. A view needs its mapping tables to persist: they are
-written beside it (``<name>__map_<i>``) in the same transaction. Spark has no transactions: there the
-drop and the rename are two catalog calls, and a failed view release drops the tables it created.
+written beside it (``<name>__map_<i>``) in the same transaction.
+
+Ownership: before anything is built, every name the release will write is checked against the release
+catalog (`sqlanon.catalog`): the source table is never a target, and an existing table or view is
+replaced only when the catalog shows it is this release's own earlier output (and the policy does not
+say ``release.replace: false``). The catalog rows, with the manifest JSON, are written in the swap's
+transaction. Exports are checked the same way (never the source file, the policy, a hierarchy file,
+the database or a manifest; an existing file only when the catalog shows this release wrote it, or
+with ``force``) and written after the commit, each to a temporary file renamed into place.
+
+Spark has no transactions: there the drop, the rename and the catalog rows are separate catalog
+calls, made in that order; a failed view release drops the tables it created. A process killed
+between the rename and the catalog insert leaves a release the catalog does not list: the next run
+refuses to replace it (it never destroys it) until it is dropped by hand.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from . import templates
 from .checker import NodeResult
 from .engine import Backend
+from .catalog import (CATALOG, Catalog, Target, check_file_target, check_targets, leftovers,
+                      new_release_id, policy_hash, protected_files)
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .policy import Policy
-
 
 
 @dataclass
@@ -74,11 +88,15 @@ def _select_context(policy, fs, result, map_names, suppressed, source, inline_su
 class Companion:
     """Outputs released together with the table (anonymized marginals): one release, one transaction.
 
+    `targets()` names what it will write (checked against the release catalog before anything is built);
     `build()` creates them under temporary names before anything is swapped (the slow part, where a
     failure leaves the previous release untouched); `swap()` runs inside the release's transaction
     (renames, or views); `cleanup()` drops what `build()` made after a failure; `outputs()` describes
     what was released.
     """
+
+    def targets(self) -> list[Target]:
+        return []
 
     def build(self) -> None:
         pass
@@ -93,16 +111,78 @@ class Companion:
         return []
 
 
+# the kinds of catalog rows a release owns in the database; an earlier release's objects of these kinds
+# that the new one does not write again are dropped in its swap
+RELEASE_OBJECTS = ("table", "view", "map", "suppressed", "marginal", "marginal_map")
+
+
+def release_targets(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Target]:
+    """What a release writes into the database: the table, or the view with its mapping tables (and its
+    suppressed blocks when there are any)."""
+    name, kind = policy.release.name, policy.release.materialize
+    if kind == "table":
+        return [Target(name, "table")]
+    out = [Target(name, "view")] + [Target(f"{name}__map_{q.index}", "map") for q in fs.qis]
+    if result.suppressed_rows:
+        out.append(Target(f"{name}__suppressed", "suppressed"))
+    return out
+
+
+def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = False) -> None:
+    """Every `release.export` file may be written: not the source, the policy, a hierarchy, the database or a
+    manifest; an existing file only when the catalog shows this release wrote it (or `force`)."""
+    if not policy.release.export:
+        return
+    protected, owned = protected_files(policy, b), catalog.current()
+    for i, path in enumerate(policy.release.export):
+        check_file_target(path, f"release.export[{i}]", protected, owned, policy.release.name, force)
+
+
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
-                companions: list[Companion] = ()) -> list[Output]:
+                companions: list[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
+                release_id: str | None = None, force: bool = False) -> list[Output]:
+    """Write the release (and its companions) and its catalog rows in one transaction, then its exports.
+
+    Before anything is built, every target is checked against the release catalog (`sqlanon.catalog`):
+    nothing that is the source, or that this release did not write earlier, is replaced. `manifest`
+    (outputs -> manifest dict) is called inside the transaction; its result is the catalog row's JSON.
+    """
     b: Backend = fs.backend
     name = policy.release.name
     kind = policy.release.materialize
     outputs: list[Output] = []
     if kind == "none":
         return outputs
-    if name.startswith("__sqlanon"):
-        raise PolicyError("release.name", "names starting with __sqlanon are reserved")
+    if name.startswith("__sqlanon") or name.casefold() == CATALOG:
+        raise PolicyError("release.name", f"names starting with __sqlanon and {CATALOG} are reserved")
+    catalog = Catalog(b)
+    companions = list(companions)
+    targets = release_targets(policy, fs, result) + [t for c in companions for t in c.targets()]
+    check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
+    check_exports(policy, b, catalog, force)
+    stale = leftovers(catalog, name, targets, RELEASE_OBJECTS)
+    release_id = release_id or new_release_id()
+
+    def recheck() -> None:
+        """The same check again inside the transaction, just before the drop: another run may have written
+        one of the names while this one was building."""
+        check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
+
+    def record() -> None:
+        """Inside the transaction, after the swap: outputs, manifest and catalog rows."""
+        rows = int(b.fetchone("count_rows.sql", relation=name)[0])
+        outputs.append(Output(kind, name, rows))
+        for c in companions:
+            outputs.extend(c.outputs())
+        fmts = [("parquet" if Path(p).suffix.lower() == ".parquet" else "csv") for p in policy.release.export]
+        outputs.extend(Output(f, str(p), rows) for f, p in zip(fmts, policy.release.export))
+        by_name = {o.name: o.rows for o in outputs}
+        done = [Target(t.name, t.kind, by_name.get(t.name)) for t in targets]
+        done += [Target(str(Path(p).resolve()), "export", rows) for p in policy.release.export]
+        data = manifest(list(outputs)) if manifest is not None else None
+        catalog.record(name, done, release_id=release_id, policy_sha256=policy_hash(policy.normalized()),
+                       node=dict(result.levels), manifest=data, dropped=stale)
+
     if kind == "table":
         tmp = f"{name}__sqlanon_tmp"
         supp = fs.create_suppressed_table(result)
@@ -113,11 +193,14 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             for c in companions:
                 c.build()
             with b.transaction():
+                recheck()
                 b.drop_relation(name)
                 b.execute("rename_table.sql", old=tmp, new=name)
                 for c in companions:
                     c.swap()
-        except Exception:
+                _drop_stale(b, catalog, stale)
+                record()
+        except BaseException:
             _drop_quietly(b, tmp)
             for c in companions:
                 c.cleanup()
@@ -129,6 +212,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             for c in companions:
                 c.build()
             with b.transaction():
+                recheck()
                 # the old release first: on engines that track dependencies (PostgreSQL) its view holds the old maps
                 b.drop_relation(name)
                 for q in fs.qis:
@@ -138,17 +222,24 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                           **_select_context(policy, fs, result, maps, supp, source))
                 for c in companions:
                     c.swap()
-        except Exception:
+                _drop_stale(b, catalog, stale)
+                record()
+        except BaseException:
             for c in companions:
                 c.cleanup()
             raise
-    rows = b.fetchone("count_rows.sql", relation=name)[0]
-    outputs.append(Output(kind, name, int(rows)))
-    for c in companions:
-        outputs.extend(c.outputs())
     for path in policy.release.export:
-        outputs.append(export(b, name, path))
+        export(b, name, path)
     return outputs
+
+
+def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:
+    """Drop an earlier release's objects this one does not write again: views (which may read the mapping
+    tables) before tables."""
+    kinds = {n: b.relation_kind(n) for n in stale}
+    for n in sorted(stale, key=lambda n: kinds[n] != "VIEW"):
+        if kinds[n] is not None:
+            b.execute("drop_relation.sql", name=n, kind=kinds[n])
 
 
 def _drop_quietly(b: Backend, name: str) -> None:
@@ -177,7 +268,7 @@ def export(b: Backend, relation: str, path: Path) -> Output:
     fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
     try:
         b.export(relation, tmp, fmt)
-    except DataError:
+    except (DataError, KeyboardInterrupt):
         tmp.unlink(missing_ok=True)
         raise
     except Exception as e:

@@ -27,6 +27,9 @@ SLOW = {
     "tests/test_optimum.py::test_heuristic_with_time_to_spare_proves_the_exact_optimum",  # about 3 s
     "tests/test_rollup.py::test_every_node_and_subset_equals_the_database",  # about 4 s
     "tests/test_apply.py::test_apply_to_new_rows_releases_with_the_same_node",  # 1.6 s
+    "tests/test_ownership.py::test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing",  # 5.4 s
+    "tests/test_ownership.py::test_a_kill_after_the_commit_leaves_the_catalog_record",  # 2.4 s
+    "tests/test_ownership.py::test_marginal_companions_follow_the_same_rule",  # 1.7 s
     "tests/test_attacks.py::test_adult_bottom_node_matches_pandas",  # 4.7 s
     "tests/test_bad_input.py::test_bad_input_subprocess",  # 22.9 s
     "tests/test_bad_input.py::test_schema_qualified_names",  # 6.8 s

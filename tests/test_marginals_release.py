@@ -344,7 +344,7 @@ def test_cli_releases_policy_marginals_and_writes_the_manifest(tmp_path):
     assert m["marginals"]["kl_divergence"] < m["marginals"]["single_table_kl"]
     assert {"kind": "marginal", "name": "zips", "rows": 3, "attributes": ["zip"], "levels": {"zip": 0},
             "materialized": "table"} in m["outputs"]
-    assert _relations(db) == ["patients", "rel", "zips"]
+    assert _relations(db) == ["patients", "rel", "sqlanon_releases", "zips"]
     assert "released marginal zips: 3 rows" in r.output
 
 

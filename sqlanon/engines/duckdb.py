@@ -40,6 +40,8 @@ class DuckDBBackend(Backend):
         t = time.perf_counter()
         try:
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None     # Ctrl-C during a query: an interrupt, not bad input
         except duckdb.Error as e:
             raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
         self.statements += 1
@@ -66,6 +68,8 @@ class DuckDBBackend(Backend):
             if want == "numpy":
                 return cur.fetchnumpy()
             rows = cur.fetchall()
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as e:
             raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
         return rows if want == "rows" else None
@@ -215,9 +219,33 @@ class _Transaction:
         return False
 
 
+DUCKDB_MAGIC = b"DUCK"      # bytes 8-11 of every DuckDB database file (its main header)
+
+
+def check_duckdb_file(db: Path | str) -> None:
+    """Refuse a file that exists and is not a DuckDB database (a CSV given as --db, say): DuckDB would
+    otherwise fail on it, or an empty file it opens would become a database. Reads 12 bytes."""
+    path = Path(db)
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise DataError(f"{db} is a directory, not a DuckDB database file; give a .duckdb file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError as e:
+        raise DataError(f"cannot read database {db}: {e.strerror}") from None
+    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
+        raise DataError(f"{db} is not a DuckDB database (no DuckDB header); nothing was written to it: "
+                        "give a .duckdb file, new or written by DuckDB")
+
+
 def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
-    """Open (or create) a DuckDB database file; ":memory:" for an in-memory database."""
+    """Open (or create) a DuckDB database file; ":memory:" for an in-memory database. An existing file that
+    is not a DuckDB database is refused (`check_duckdb_file`)."""
     in_memory = str(db) == MEMORY
+    if not in_memory:
+        check_duckdb_file(db)
     created = not in_memory and not read_only and not Path(db).exists()
     try:
         con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)

@@ -10,7 +10,9 @@ same as for DuckDB, transpiled by sqlglot; what Spark lacks is rewritten (`sqlan
   PARQUET AS SELECT;
 - no transactions: a release table is written under a temporary name and renamed over the old one
   (the same protocol as on the other engines; on Spark the drop and the rename are two catalog calls,
-  not one atomic step), and a failed release drops what it created;
+  not one atomic step), and a failed release drops what it created; the release catalog's rows
+  (`sqlanon.catalog`, an append-only Parquet table) are inserted right after the rename: a process
+  killed in between leaves a release the catalog does not list, which later runs refuse to replace;
 - results come back as Arrow (`DataFrame.toArrow`) and become numpy columns.
 
 Tables live in the session catalog (`spark.sql.warehouse.dir`); with the default in-memory catalog

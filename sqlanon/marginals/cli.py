@@ -111,13 +111,18 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
                 write_json({"marginals": section}, json_path)
             raise PrivacyNotMet("the marginals are not private: " + _privacy_text(section["privacy"])
                                 + "; nothing was released")
+        run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
         if not no_release:
+            from ..cli import _manifest_target
+            path = _manifest_target(run, json_path, False)
             run.materialize([ms.companion(coll, skip=table)])     # the table and its marginals: one transaction
+            run.write_manifest(path)                              # always a record: beside the database by default
         manifest = run.manifest()
-        manifest["marginals"] = section
         if not quiet and json_path != "-":
             _echo_summary(section, False, manifest["outputs"])
-        if json_path:
+            if not no_release:
+                click.echo(f"manifest: {path}")
+        if json_path == "-" or (json_path and no_release):
             write_json(manifest, json_path)
 
 

@@ -5,16 +5,21 @@ A marginal named ``<release>__marginal_<i>`` (or the name given in the policy) h
 attribute, holding its label at the marginal's level (the source column's name; the sensitive
 attribute as it is), and ``count``, the rows of that combination; it is one GROUP BY over the source
 (`marginal_select.sql`). All marginals are built under temporary names and swapped in by one
-transaction with the marginals of an earlier run of the same release (``__marginal_<j>`` beyond the
-new count) dropped, so a failed run leaves the previous set, never a mix. A view needs its mapping
+transaction with the marginals of an earlier run of the same release that this one does not write
+again dropped, so a failed run leaves the previous set, never a mix. A view needs its mapping
 tables: they are written beside it (``<marginal>__map_<i>``) in the same transaction.
+
+Ownership follows the release's rule (`sqlanon.catalog`): a marginal's name that exists is replaced only
+when the release catalog shows it is a marginal of this same release; the catalog rows (kind
+``marginal`` and ``marginal_map``) are written in the same transaction.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalog import Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
 from ..errors import PolicyError
-from ..release import Companion, Output, _drop_quietly, _view_source
+from ..release import Companion, Output, _drop_quietly, _drop_stale, _view_source
 from .collection import Marginal
 
 
@@ -63,10 +68,17 @@ class MarginalRelease(Companion):
         self.count_cols = {n: ("count" if "count" not in m.attributes else "count_rows")
                            for n, m in zip(self.names, self.marginals)}
         self.temps = [f"{n}__sqlanon_tmp" for n in self.names]
-        self.stale: list[str] = []
+
+    def targets(self) -> list[Target]:
+        out = [Target(n, "marginal") for n in self.names]
+        if self.kind != "table":
+            schema = self.session.schema
+            out += [Target(f"{n}__map_{schema.qi_index(a)}", "marginal_map")
+                    for m, n in zip(self.marginals, self.names)
+                    for a, lvl in m.levels if a != schema.sensitive and lvl > 0]
+        return out
 
     def build(self) -> None:
-        self.stale = _stale(self.b, self.session.run.policy.release.name, len(self.marginals))
         if self.kind != "table":
             return
         for tmp, m, n in zip(self.temps, self.marginals, self.names):
@@ -76,8 +88,6 @@ class MarginalRelease(Companion):
 
     def swap(self) -> None:
         b, schema = self.b, self.session.schema
-        for n in self.stale:
-            b.drop_relation(n)
         if self.kind == "table":
             for tmp, n in zip(self.temps, self.names):
                 b.drop_relation(n)
@@ -113,20 +123,23 @@ def materialize_marginals(session, marginals: list[Marginal]) -> list[MarginalOu
     if session.run.policy.release.materialize == "none" or not marginals:
         return []
     rel = MarginalRelease(session, marginals)
+    run = session.run
+    release = run.policy.release.name
+    catalog = Catalog(rel.b)
+    targets = rel.targets()
+    check_targets(rel.b, run.policy, release, targets, replace=run.policy.release.replace, catalog=catalog)
+    stale = leftovers(catalog, release, targets, ("marginal", "marginal_map"))
     try:
         rel.build()
         with rel.b.transaction():
             rel.swap()
-    except Exception:
+            _drop_stale(rel.b, catalog, stale)
+            outputs = rel.outputs()
+            rows = {o.name: o.rows for o in outputs}
+            catalog.record(release, [Target(t.name, t.kind, rows.get(t.name)) for t in targets],
+                           release_id=new_release_id(), policy_sha256=policy_hash(run.policy.normalized()),
+                           dropped=stale)
+    except BaseException:
         rel.cleanup()
         raise
-    return rel.outputs()
-
-
-def _stale(b, release_name: str, keep: int) -> list[str]:
-    """Marginals of an earlier, larger release with the default names (``__marginal_<j>``, j > keep)."""
-    out, j = [], keep + 1
-    while b.relation_kind(f"{release_name}__marginal_{j}") is not None:
-        out.append(f"{release_name}__marginal_{j}")
-        j += 1
-    return out
+    return outputs

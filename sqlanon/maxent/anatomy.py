@@ -189,12 +189,13 @@ def source_plan(backend, source: str, sensitive: str, l: int, not_counted=(), mo
 def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str, l: int, name: str,
               not_counted=(), most_frequent_not_counted: bool = False, exact_size: bool = False,
               seed: str = DEFAULT_SEED, private: bool = True, label: str | None = None,
-              buckets: int | None = None) -> BucketizedRelease:
+              buckets: int | None = None, policy=None) -> BucketizedRelease:
     """Bucketize the relation `source` (a table or view of `backend`) into distinct l-diverse buckets and
     write ``<name>_qit``, ``<name>_st`` (and ``<name>_private``) atomically.
 
     `buckets`: release only that many of the buckets, a seeded uniform sample of them (the paper's Adult
-    experiment uses 2,842 buckets of five records)."""
+    experiment uses 2,842 buckets of five records). `policy`: the policy the source comes from, so that its
+    source table is never a target (`sqlanon.catalog`)."""
     check_name(name, "name")
     qis = list(quasi_identifiers)
     if not qis:
@@ -217,7 +218,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                     sensitive=sensitive, groups=f"{prefix}_groups", m=plan.buckets, limit=plan.limit,
                     spread=plan.spread, keep=keep)
     names = [f"{name}_qit", f"{name}_st"] + ([f"{name}_private"] if private else [])
-    with atomic_tables(backend, names):
+    with atomic_tables(backend, names, name, "bucketized", policy=policy, sources=[source]):
         backend.execute("anatomy_qit.sql", name=tmp_name(names[0]), assigned=assigned, qis=qis)
         backend.execute("anatomy_st.sql", name=tmp_name(names[1]), assigned=assigned, sensitive=sensitive,
                             temp=False)
@@ -262,7 +263,7 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
     try:
         source = attach_source(backend, pol.source)
         return bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
-                         name or pol.release.name, label=pol.source.label, **options)
+                         name or pol.release.name, label=pol.source.label, policy=pol, **options)
     finally:
         if connection is None:
             backend.close()

@@ -55,8 +55,12 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
               json_path, quiet):
     """Bucketize the policy's source (Anatomy): distinct l-diverse buckets, published as a quasi-identifier
     table and a sensitive table."""
-    from ..cli import _write_json
+    from pathlib import Path
+
+    from ..cli import _refuse_non_json, _write_json
     from .anatomy import DEFAULT_SEED, bucketize_policy
+    if json_path not in (None, "-"):
+        _refuse_non_json(Path(json_path))      # before any table is written
     rel = bucketize_policy(policy, l, name, db=db, not_counted=list(not_counted),
                            most_frequent_not_counted=most_frequent_not_counted, exact_size=exact_size,
                            seed=seed or DEFAULT_SEED, private=not no_private, buckets=sample)

@@ -198,7 +198,8 @@ class MaxEnt:
         cols = list(zip(p.attributes, t["maps"]))
         names = [name, f"{name}_qi", f"{name}_individuals"] + ([f"{name}_persons"] if result.persons else [])
         common = dict(estimate=est, qb=t["qb"], qtable=t["q"], cols=cols, smap=t["smap"])
-        with atomic_tables(self.backend, names):
+        rel = self.release
+        with atomic_tables(self.backend, names, name, "maxent", sources=[rel.qit, rel.st, rel.truth]):
             self.backend.execute("maxent_posterior.sql", name=tmp_name(names[0]), sensitive=p.sensitive, **common)
             self.backend.execute("maxent_risk.sql", name=tmp_name(names[1]), per_bucket=False,
                                  buckets=t["buckets"], **common)

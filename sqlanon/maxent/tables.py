@@ -1,8 +1,11 @@
 """Writing several result tables at once, atomically (the pattern of `sqlanon.release`).
 
 Each table is built under a temporary name (``<name>__sqlanon_tmp``); when all are built, one
-transaction drops the old tables and renames the new ones in. A failure while building leaves the old
-tables (or nothing) and drops whatever temporary table it made: never half a release.
+transaction drops the old tables and renames the new ones in and records them in the release catalog
+(`sqlanon.catalog`). Before anything is built, each name is checked against that catalog: a table that
+exists is replaced only when it is this same output's earlier table (the same `owner` name), never a
+relation the run reads. A failure while building leaves the old tables (or nothing) and drops whatever
+temporary table it made: never half a release.
 """
 from __future__ import annotations
 
@@ -29,11 +32,19 @@ def tmp_name(name: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_tables(backend, names: list[str]):
-    """Build each table of `names` under `tmp_name(name)` inside the block; swap them all in at its end.
+def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: list[str] = ()):
+    """Build each table of `names` under `tmp_name(name)` inside the block; swap them all in at its end,
+    with catalog rows of `kind` for the release `owner`.
 
-    On an exception inside the block the temporary tables are dropped and the old tables stay.
+    Refused before the block runs (ReleaseRefused) when a name is a source (the policy's or one of
+    `sources`) or an existing relation the catalog does not show `owner` wrote. On an exception inside
+    the block the temporary tables are dropped and the old tables stay.
     """
+    from ..catalog import Catalog, Target, check_targets, new_release_id, policy_hash
+    catalog = Catalog(backend)
+    targets = [Target(n, kind) for n in names]
+    check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources),
+                  replace=policy.release.replace if policy is not None else True)
     for n in names:
         backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")   # left by a crashed run
     try:
@@ -42,6 +53,10 @@ def atomic_tables(backend, names: list[str]):
             for n in names:
                 backend.drop_relation(n)
                 backend.execute("rename_table.sql", old=tmp_name(n), new=n)
+            for t in targets:
+                t.rows = int(backend.fetchone("count_rows.sql", relation=t.name)[0])
+            catalog.record(owner, targets, release_id=new_release_id(),
+                           policy_sha256=policy_hash(policy.normalized()) if policy is not None else None)
     except BaseException:
         for n in names:
             with contextlib.suppress(Exception):

@@ -1,0 +1,413 @@
+"""Releases that can never destroy data: the release catalog `sqlanon_releases` (sqlanon.catalog).
+
+Every refusal is one line naming the object, exit code 2, and leaves the source and every other table and
+file exactly as they were (checksums before and after). A release may replace its own earlier release;
+`release.replace: false` refuses even that. The catalog row, written in the swap's transaction, holds the
+manifest the file holds; a kill after the commit still leaves it. `apply` and `sql MANIFEST` refuse a
+manifest whose policy was edited. Ctrl-C exits 130 and writes nothing; a failed run creates no database.
+The PostgreSQL and Spark variants are at the end of tests/test_engines.py (they need its server fixtures).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sqlanon.catalog import CATALOG
+from sqlanon.cli import main
+
+from conftest import HOSPITAL, ROOT
+
+QIS = {"zip_code": {"hierarchy": "hierarchies/zip_code.csv"}, "age": {"hierarchy": "hierarchies/age.csv"},
+       "nationality": {"hierarchy": "suppress"}}
+
+
+# -- a workspace: a DuckDB file with the source and a user's table, the CSV, hierarchies, a policy -------
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    shutil.copytree(HOSPITAL / "hierarchies", tmp_path / "hierarchies")
+    shutil.copy(HOSPITAL / "hospital.csv", tmp_path / "people.csv")
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    con = duckdb.connect(str(tmp_path / "data.duckdb"))
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?)", [str(tmp_path / "people.csv")])
+    con.execute("CREATE TABLE other AS SELECT range AS x FROM range(5)")
+    con.execute("CREATE TABLE rel__map_0 AS SELECT 'mine' AS y")
+    con.execute("CREATE TABLE b_qit AS SELECT 1 AS z")
+    con.close()
+    write_policy(tmp_path)
+    return tmp_path
+
+
+def write_policy(ws: Path, source=None, file: str = "policy.yaml", k: int = 4, **release) -> Path:
+    policy = {"source": source or {"table": "people", "database": "data.duckdb"}, "quasi_identifiers": QIS,
+              "sensitive": ["condition"], "privacy": {"k": k}, "utility": "height",
+              "release": {"name": "rel", **release}}
+    path = ws / file
+    path.write_text(yaml.safe_dump(policy))
+    return path
+
+
+def db_state(db: Path) -> dict:
+    """Every table of a DuckDB file and a checksum of its rows (order-independent)."""
+    if not db.exists():
+        return {}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+        return {n: con.execute(f'SELECT COUNT(*), SUM(hash(t::VARCHAR)) FROM "{n}" t').fetchone() for n in names}
+    finally:
+        con.close()
+
+
+def file_state(ws: Path) -> dict:
+    """sha256 of every file but the DuckDB database (compared by its tables), and whether it exists."""
+    return {str(p.relative_to(ws)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(ws.rglob("*")) if p.is_file() and p.name != "data.duckdb" and not p.name.endswith(".wal")}
+
+
+def state(ws: Path) -> tuple:
+    return db_state(ws / "data.duckdb"), file_state(ws)
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def refused(r, needle: str) -> None:
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("sqlanon: error: ") and needle in lines[0], lines[0]
+
+
+# -- every refusal: exit 2, one line naming the object, nothing changed ------------------------------------
+
+def _policy(ws, **kw):
+    return write_policy(ws, **kw)
+
+
+REFUSALS = [
+    # (case, how to make the policy, extra CLI args, the object the line must name)
+    ("release named like the source table", lambda ws: _policy(ws, name="people"), [], "people: it is a source"),
+    ("the source, another case", lambda ws: _policy(ws, name="PEOPLE"), [], "PEOPLE: it is a source"),
+    ("the source, read by a query", lambda ws: write_policy(ws, source={"query": "SELECT * FROM people",
+                                                                        "table": "q"}, name="people"),
+     ["--db", "{ws}/data.duckdb"], "people: it is a source"),
+    ("the source, schema-qualified in a query", lambda ws: write_policy(
+        ws, source={"query": "SELECT * FROM main.people", "table": "q"}, name="people"),
+     ["--db", "{ws}/data.duckdb"], "people: it is a source"),
+    ("the source, the release name schema-qualified", lambda ws: _policy(ws, name="main.people"), [],
+     "main.people: it is a source"),
+    ("another table of the user", lambda ws: _policy(ws, name="other"), [], "other"),
+    ("a view's mapping table the user made", lambda ws: _policy(ws, name="rel", materialize="view"), [],
+     "rel__map_0"),
+    ("the catalog's own name", lambda ws: _policy(ws, name="sqlanon_releases"), [], "sqlanon_releases"),
+    ("export over the source CSV", lambda ws: write_policy(ws, source={"csv": "people.csv", "table": "people"},
+                                                           export=["people.csv"]),
+     ["--db", "{ws}/data.duckdb"], "people.csv"),
+    ("export over a hierarchy file", lambda ws: _policy(ws, export=["hierarchies/age.csv"]), [], "age.csv"),
+    ("export over a file sqlanon did not write", lambda ws: _policy(ws, export=["notes.csv"]), [], "notes.csv"),
+    ("--db is a CSV file", lambda ws: _policy(ws, source={"csv": "people.csv", "table": "people"}),
+     ["--db", "{ws}/notes.csv"], "notes.csv"),
+    ("--json over the policy", lambda ws: _policy(ws), ["--json", "{ws}/policy.yaml"], "policy.yaml"),
+    ("--json over a hierarchy file", lambda ws: _policy(ws), ["--json", "{ws}/hierarchies/zip_code.csv"],
+     "zip_code.csv"),
+    ("--json over a file that is not a manifest", lambda ws: _policy(ws), ["--json", "{ws}/notes.csv"],
+     "notes.csv"),
+]
+
+
+@pytest.mark.parametrize("case,make,args,needle", REFUSALS, ids=[c[0] for c in REFUSALS])
+def test_refusals_name_the_object_and_change_nothing(ws, case, make, args, needle):
+    policy = make(ws)
+    before = state(ws)
+    r = cli("anonymize", policy, "-q", *[a.format(ws=ws) for a in args])
+    refused(r, needle)
+    assert state(ws) == before
+    assert not (ws / "rel.manifest.json").exists()
+
+
+def test_a_release_is_never_its_own_source(ws):
+    """Anonymizing a release again into the same name: the catalog says sqlanon owns it, but it is the source."""
+    assert cli("anonymize", write_policy(ws, k=1), "-q").exit_code == 0     # level 0: the values as they are
+    policy = write_policy(ws, file="again.yaml", source={"table": "rel", "database": "data.duckdb"}, name="rel")
+    before = state(ws)
+    refused(cli("anonymize", policy, "-q"), "rel: it is a source this run reads")
+    assert state(ws) == before
+
+
+def test_refusals_of_apply_name_and_bucketize(ws):
+    policy = write_policy(ws)
+    assert cli("anonymize", policy, "-q").exit_code == 0
+    before = state(ws)
+    refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "other", "-q"), "other")
+    refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "people", "-q"), "people")
+    refused(cli("bucketize", policy, "--l", "3", "--name", "b", "-q"), "b_qit")
+    assert state(ws) == before
+
+
+def test_one_release_may_not_take_another_releases_table(ws):
+    assert cli("bucketize", write_policy(ws), "--l", "3", "--name", "hb", "-q").exit_code == 0
+    assert cli("bucketize", write_policy(ws), "--l", "3", "--name", "hb", "-q").exit_code == 0   # its own
+    policy = write_policy(ws, name="hb_qit")
+    before = state(ws)
+    r = cli("anonymize", policy, "-q")
+    refused(r, "hb_qit")
+    assert "it belongs to release hb" in r.stderr
+    assert state(ws) == before
+
+
+# -- what a release may replace ---------------------------------------------------------------------------
+
+def _catalog(db: Path) -> list[dict]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cur = con.execute("SELECT * FROM sqlanon_releases ORDER BY seq, name")
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def test_a_release_replaces_its_own_earlier_release_and_the_catalog_holds_the_manifest(ws):
+    policy = write_policy(ws, export=["out.csv"])
+    r = cli("anonymize", policy)
+    assert r.exit_code == 0, r.output
+    manifest_path = ws / "rel.manifest.json"
+    assert f"manifest: {manifest_path}" in r.output and "released table rel in" in r.output
+    assert "zip_code     level 1 of 2: e.g. 14850 -> 1485*" in r.output
+    assert "nationality  level 1 of 1: all values -> *" in r.output
+    first = json.loads(manifest_path.read_text())
+    r = cli("anonymize", policy, "-q")       # its own table, its own export, its own manifest: replaced
+    assert r.exit_code == 0, r.output
+    second = json.loads(manifest_path.read_text())
+    assert second["release_id"] != first["release_id"]
+    rows = _catalog(ws / "data.duckdb")
+    assert [(r["seq"], r["name"], r["kind"]) for r in rows] == [
+        (1, str((ws / "out.csv").resolve()), "export"), (1, "rel", "table"),
+        (2, str((ws / "out.csv").resolve()), "export"), (2, "rel", "table")]
+    main_rows = [r for r in rows if r["kind"] == "table"]
+    assert json.loads(main_rows[-1]["manifest"]) == second         # the catalog row equals the manifest file
+    assert json.loads(main_rows[0]["manifest"]) == first
+    assert all(r["release"] == "rel" and r["rows"] == 12 for r in rows)
+    assert json.loads(main_rows[-1]["node"]) == {"zip_code": 1, "age": 1, "nationality": 1}
+    assert main_rows[-1]["policy_sha256"] == second["policy_sha256"]
+    assert second["outputs"] == [{"kind": "table", "name": "rel", "rows": 12},
+                                 {"kind": "csv", "name": str(ws / "out.csv"), "rows": 12}]
+
+
+def test_replace_false_refuses_even_its_own_release(ws):
+    assert cli("anonymize", write_policy(ws), "-q").exit_code == 0
+    policy = write_policy(ws, replace=False)
+    before = state(ws)
+    refused(cli("anonymize", policy, "-q"), "release.replace: false")
+    assert state(ws) == before
+
+
+def test_force_replaces_a_file_sqlanon_did_not_write_but_never_the_source(ws):
+    policy = write_policy(ws, export=["notes.csv"])
+    r = cli("anonymize", policy, "-q", "--force")
+    assert r.exit_code == 0, r.output
+    assert (ws / "notes.csv").read_text().splitlines()[0] == "zip_code,age,nationality,condition"
+    src = write_policy(ws, file="p2.yaml", source={"csv": "people.csv", "table": "people"}, export=["people.csv"],
+                       name="rel2")
+    refused(cli("anonymize", src, "-q", "--force", "--db", ws / "data.duckdb"), "it is the source")
+
+
+def test_view_release_switching_to_table_drops_its_own_mapping_tables(ws):
+    con = duckdb.connect(str(ws / "data.duckdb"))
+    con.execute("DROP TABLE rel__map_0")
+    con.close()
+    assert cli("anonymize", write_policy(ws, materialize="view"), "-q").exit_code == 0
+    assert {"rel", "rel__map_0", "rel__map_1", "rel__map_2"} <= set(db_state(ws / "data.duckdb"))
+    assert cli("anonymize", write_policy(ws, materialize="table"), "-q").exit_code == 0
+    names = set(db_state(ws / "data.duckdb"))
+    assert "rel" in names and not any(n.startswith("rel__map") for n in names)
+    dropped = [r["name"] for r in _catalog(ws / "data.duckdb") if r["kind"] == "dropped"]
+    assert sorted(dropped) == ["rel__map_0", "rel__map_1", "rel__map_2"]
+
+
+def test_marginal_companions_follow_the_same_rule(ws):
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.catalog import ReleaseRefused
+    from sqlanon.marginals.session import Marginals
+    policy = write_policy(ws, marginals=[{"attributes": {"age": 1}, "name": "other"}])
+    before = state(ws)
+    with Anonymization(str(policy)) as run:
+        run.choose()
+        ms = Marginals(run)
+        coll = ms.collection([ms.table(run.chosen.levels), *ms.policy_marginals()])
+        with pytest.raises(ReleaseRefused, match="refusing to replace table other .*did not create it"):
+            run.materialize([ms.companion(coll, skip=ms.table(run.chosen.levels))])
+    assert state(ws) == before
+    policy = write_policy(ws, marginals=[{"attributes": {"age": 1}, "name": "ages"}])
+    for _ in range(2):   # its own marginal: replaced the second time
+        with Anonymization(str(policy)) as run:
+            run.choose()
+            ms = Marginals(run)
+            table = ms.table(run.chosen.levels)
+            coll = ms.collection([table, *ms.policy_marginals()])
+            outs = run.materialize([ms.companion(coll, skip=table)])
+            assert [(o.kind, o.name) for o in outs] == [("table", "rel"), ("marginal", "ages")]
+    kinds = [(r["seq"], r["name"], r["kind"]) for r in _catalog(ws / "data.duckdb")]
+    assert kinds == [(1, "ages", "marginal"), (1, "rel", "table"), (2, "ages", "marginal"), (2, "rel", "table")]
+
+
+# -- always a record --------------------------------------------------------------------------------------
+
+def test_json_dash_prints_and_still_writes_the_default_manifest(ws):
+    r = cli("anonymize", write_policy(ws), "--json", "-", "-q")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == json.loads((ws / "rel.manifest.json").read_text())
+
+
+def test_a_kill_after_the_commit_leaves_the_catalog_record(ws):
+    """The process dies (os._exit, like kill -9) after materialize committed, before the file is written."""
+    script = ("import os, sys\nfrom sqlanon.anonymizer import Anonymization\n"
+              "run = Anonymization(sys.argv[1])\nrun.choose()\nrun.materialize()\nos._exit(137)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(write_policy(ws))], cwd=ws, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 137, done.stderr
+    assert not (ws / "rel.manifest.json").exists()
+    rows = _catalog(ws / "data.duckdb")
+    assert [(r["name"], r["kind"], r["rows"]) for r in rows] == [("rel", "table", 12)]
+    manifest = json.loads(rows[0]["manifest"])
+    assert manifest["chosen"]["levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
+    assert manifest["outputs"] == [{"kind": "table", "name": "rel", "rows": 12}]
+    assert manifest["release_id"] == rows[0]["release_id"]
+    assert db_state(ws / "data.duckdb")["rel"][0] == 12
+
+
+def test_interrupt_exits_130_and_writes_nothing(ws, monkeypatch):
+    assert cli("anonymize", write_policy(ws), "-q").exit_code == 0
+    before = state(ws)
+    import sqlanon.catalog
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    # inside the swap's transaction, after the drop and the rename: all of it must roll back
+    monkeypatch.setattr(sqlanon.catalog.Catalog, "record", interrupted)
+    policy = write_policy(ws, export=["out.csv"])
+    before = state(ws)
+    r = cli("anonymize", policy, "-q")
+    assert r.exit_code == 130 and r.stderr.strip() == "sqlanon: interrupted"
+    assert state(ws) == before          # the previous release and manifest, no tmp table, no catalog row, no export
+    # a new database: not even the file is left
+    r = cli("anonymize", write_policy(ws, file="p2.yaml", source={"csv": "people.csv", "table": "people"}),
+            "--db", ws / "new.duckdb", "-q")
+    assert r.exit_code == 130 and not (ws / "new.duckdb").exists()
+
+
+def test_a_failed_run_creates_no_database(ws):
+    policy = write_policy(ws, source={"csv": "people.csv", "table": "people"})
+    raw = yaml.safe_load(policy.read_text())
+    raw["privacy"]["k"] = 100
+    policy.write_text(yaml.safe_dump(raw))
+    r = cli("anonymize", policy, "-q")
+    refused(r, "privacy.k")
+    assert not (ws / "policy.duckdb").exists()
+    assert cli("lattice", write_policy(ws, source={"csv": "people.csv", "table": "people"}), "-q").exit_code == 0
+    assert not (ws / "policy.duckdb").exists()          # nothing released: nothing left
+    r = cli("bucketize", write_policy(ws, source={"csv": "people.csv", "table": "people"}), "--l", "50", "-q")
+    assert r.exit_code == 2, r.output
+    assert not (ws / "policy.duckdb").exists()
+
+
+# -- an edited manifest ------------------------------------------------------------------------------------
+
+def _edited(ws, drop: tuple = ()) -> Path:
+    m = json.loads((ws / "rel.manifest.json").read_text())
+    m["policy"]["privacy"]["k"] = 2
+    for key in drop:
+        m.pop(key)
+    path = ws / "edited.json"
+    path.write_text(json.dumps(m))
+    return path
+
+
+@pytest.mark.parametrize("drop,needle", [((), "was edited after sqlanon wrote it"),
+                                         (("policy_sha256",), "does not match release rel in sqlanon_releases"),
+                                         (("policy_sha256", "release_id"), "does not match release rel")])
+def test_apply_and_sql_refuse_an_edited_manifest(ws, drop, needle):
+    assert cli("anonymize", write_policy(ws), "-q").exit_code == 0
+    edited = _edited(ws, drop)
+    before = state(ws)
+    refused(cli("apply", edited, "--source", "people", "--name", "rel_new", "-q"), needle)
+    refused(cli("sql", edited), needle)
+    assert state(ws) == before
+    # the manifest sqlanon wrote is accepted
+    r = cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "rel_new", "--json",
+            ws / "new.json", "-q")
+    assert r.exit_code == 0, r.output
+    assert cli("sql", ws / "rel.manifest.json").exit_code == 0
+
+
+def test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing(ws, tmp_path_factory):
+    """SIGINT to a running `sqlanon anonymize`, delivered while its swap transaction is open (the catalog
+    insert is made to wait for it): exit 130, one line, the previous release and everything else unchanged."""
+    import signal
+    import time
+    assert cli("anonymize", write_policy(ws), "-q").exit_code == 0
+    policy = write_policy(ws, export=["out.csv"])
+    before = state(ws)
+    marker = tmp_path_factory.mktemp("sigint") / "in_transaction"
+    script = ("import sys, time, pathlib\nimport sqlanon.catalog as c\nmarker = pathlib.Path(sys.argv[2])\n"
+              "def slow(self, *a, **k):\n    marker.write_text('in')\n    time.sleep(120)\n"
+              "c.Catalog.record = slow\nfrom sqlanon.cli import main\n"
+              "sys.argv = ['sqlanon', 'anonymize', sys.argv[1], '-q']\nmain()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(policy), str(marker)], cwd=ws, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 240
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["sqlanon: interrupted"]
+    assert state(ws) == before
+
+
+def test_json_outputs_never_overwrite_a_file_that_is_not_json(ws):
+    """`--json PATH` of the other commands (lattice, bucketize, attack...) shares one writer; bucketize checks
+    the path before it writes its tables."""
+    policy = write_policy(ws)
+    before = state(ws)
+    refused(cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "people.csv", "-q"), "people.csv")
+    assert state(ws) == before
+    r = cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q")
+    assert r.exit_code == 0 and json.loads((ws / "hb.json").read_text())["tables"]["qit"] == "hb_qit"
+    assert cli("bucketize", policy, "--l", "3", "--name", "hb", "--json", ws / "hb.json", "-q").exit_code == 0
+
+
+def test_a_table_created_while_the_release_was_building_is_not_replaced(ws, monkeypatch):
+    """Another writer creates the target name between the first check and the swap: the check is made again
+    inside the transaction, so the release is refused and that table stays."""
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.catalog import ReleaseRefused
+    with Anonymization(str(write_policy(ws, name="late"))) as run:
+        run.choose()
+        real = run.backend.execute
+
+        def concurrent(template, params=None, **ctx):
+            real(template, params, **ctx)
+            if template == "release_table.sql":
+                run.backend.con.execute("CREATE TABLE late AS SELECT 'theirs' AS owner")
+
+        monkeypatch.setattr(run.backend, "execute", concurrent)
+        with pytest.raises(ReleaseRefused, match="refusing to replace table late"):
+            run.materialize()
+    state_after = db_state(ws / "data.duckdb")
+    assert state_after["late"][0] == 1 and "late__sqlanon_tmp" not in state_after and CATALOG not in state_after
