@@ -116,6 +116,12 @@ def _summary(run, manifest_path=None) -> None:
     click.echo(f"lattice: {m['lattice']['nodes']:,} nodes, {m['lattice']['evaluated']:,} evaluated, "
                f"{len(m['lattice']['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
     click.echo(f"chosen by {run.policy.utility}: {_levels_text(c['levels'])}")
+    search = m.get("search") or {}
+    if search.get("method") not in (None, "given node"):
+        where = "a minimal node" if search["released_is_minimal"] else "above the minimal nodes"
+        proven = "the proven optimum" if search["proven_optimal"] else "the best found, NOT proven optimal"
+        click.echo(f"  {proven} over every satisfying node ({search['method']}; {where}; "
+                   f"{search['nodes_scored']:,} nodes scored, {search['nodes_pruned_by_bound']:,} pruned by bound)")
     for line in _node_lines(run, c["levels"]):
         click.echo(line)
     click.echo(f"  {c['classes']:,} classes, {c['suppressed_rows']:,} rows suppressed, metrics "

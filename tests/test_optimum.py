@@ -203,3 +203,28 @@ def test_bad_search_options_name_the_field(search, field):
     from sqlanon.errors import PolicyError
     with pytest.raises(PolicyError, match=f"'{field}'"):
         Anonymization(adult_policy(3, {"k": 2}, search=search), db=":memory:")
+
+
+def test_anonymize_says_how_the_release_was_found_and_records_it(hospital_dir):
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    policy = {"source": {"csv": "hospital.csv"},
+              "quasi_identifiers": {"zip_code": {"hierarchy": "mask", "levels": 5},
+                                    "age": {"hierarchy": "intervals", "widths": [10, 20]},
+                                    "nationality": {"hierarchy": "suppress"}},
+              "sensitive": ["condition"], "privacy": {"k": 4, "max_suppression": 0.25},
+              "release": {"name": "patients_release"}}
+    (hospital_dir / "p.yaml").write_text(yaml.safe_dump(policy))
+    out = CliRunner().invoke(main, ["anonymize", str(hospital_dir / "p.yaml"), "--json", str(hospital_dir / "m.json")])
+    assert out.exit_code == 0, out.output
+    manifest = json.loads((hospital_dir / "m.json").read_text())
+    search = manifest["search"]
+    assert search["method"] == "branch and bound" and search["proven_optimal"] is True
+    assert search["nodes_scored"] >= 1 and search["nodes_scored"] + search["nodes_pruned_by_bound"] <= 3 * 4 * 2
+    where = "a minimal node" if search["released_is_minimal"] else "above the minimal nodes"
+    assert f"the proven optimum over every satisfying node (branch and bound; {where}" in out.output
+    assert manifest["lattice"]["minimal_metrics"] == "search"
