@@ -14,6 +14,8 @@ For each configuration, in one run:
   write CSV), alternating, median of --runs;
 - c10: the whole process against one DuckDB GROUP BY over the same ten columns (and occupation) of the
   same Parquet file, timed in a fresh process the same way;
+- roll-up: the same warm measure with node counts rolled up in memory (the default) and with one GROUP
+  BY per node in the database (`FrequencySet.rollup = False`), to show what the roll-up saves;
 - --rev: the earlier revision's in-process search + scoring of the minimal nodes + choice (what its
   `anonymize` did before the release), against this checkout's, each in its own fresh process.
 
@@ -73,6 +75,8 @@ from sqlanon.anonymizer import Anonymization
 def once():
     t = time.perf_counter()
     run = Anonymization(policy, db=":memory:")
+    if style == "no-rollup":
+        run.fs.rollup = False                 # every node one GROUP BY in the database, as before the roll-up
     run.search()
     if style == "old":
         run.score_minimal()
@@ -144,7 +148,7 @@ def main():
     args = ap.parse_args()
     configs = args.configs.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="sqlanon-bench-"))
-    warm, cold, groupby, old = {}, {}, {}, {}
+    warm, cold, groupby, old, no_rollup = {}, {}, {}, {}, {}
     base = None
     if args.rev:
         base = tmp / "base"
@@ -154,6 +158,7 @@ def main():
             path = tmp / f"{cfg}.yaml"
             path.write_text(yaml.safe_dump(policy(cfg)))
             mine = worker(ROOT, cfg, args.runs, "new")
+            no_rollup[cfg] = worker(ROOT, cfg, args.runs, "no-rollup")
             theirs = arx_warm(args.arx, cfg, args.runs) if args.arx else None
             if base is not None:
                 old[cfg] = worker(base, cfg, args.runs, "old")
@@ -199,6 +204,12 @@ def main():
         lines += ["", f"{cfg}: the whole process takes {cold[cfg][0]:.2f} s; one DuckDB GROUP BY over the same "
                   f"columns of the same Parquet file (a fresh process, connect included) {gb:.3f} s: "
                   f"{cold[cfg][0] / gb:.1f}x."]
+    lines += ["", "## What the roll-up saves (in-process, warm)", "",
+              "| cfg | GROUP BY per node ms | rolled up in memory ms | ratio | same node |", "| - | - | - | - | - |"]
+    for cfg in configs:
+        a, b = no_rollup[cfg], warm[cfg][0]
+        lines.append(f"| {cfg} | {a['ms']:.0f} | {b['ms']:.0f} | {a['ms'] / b['ms']:.2f} | "
+                     f"{'yes' if a['node'] == b['node'] else 'NO'} |")
     if old:
         lines += ["", f"## Against revision {args.rev} (in-process, warm; its anonymize scored every minimal node "
                   "with every metric)", "", f"| cfg | {args.rev} ms | now ms | {args.rev} / now | "

@@ -192,8 +192,10 @@ def spark():
         shutil.rmtree(warehouse, ignore_errors=True)
         unavailable("Spark", f"a local session did not start: {e}")
     try:
-        session.read.parquet(str(ADULT / "adult.parquet")).write.saveAsTable("adult")
-        session.createDataFrame(_frames()["hospital"]).write.saveAsTable("hospital")
+        # other test modules import this fixture, so pytest may set it up once per module on the one session:
+        # the tables are then written again, the same data
+        session.read.parquet(str(ADULT / "adult.parquet")).write.mode("overwrite").saveAsTable("adult")
+        session.createDataFrame(_frames()["hospital"]).write.mode("overwrite").saveAsTable("hospital")
         yield session
     finally:
         if created:
