@@ -230,6 +230,16 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
               "(never the source, the policy, a hierarchy file or the database).")
 
 
+def _check_output_folder(path: str | None, option: str) -> None:
+    """An output file's folder must exist before the run starts (else the release would be written and the
+    manifest lost)."""
+    if path in (None, "-"):
+        return
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise UserError(f"{option}: the folder {folder} does not exist; create it or give another path")
+
+
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--json", "json_path", default=None, help=JSON_HELP)
@@ -240,7 +250,8 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
 def anonymize(policy, json_path, db, mode, force, quiet):
-    """Search the lattice, choose the best minimal node, materialize the release, write its manifest."""
+    """Search the lattice, choose the best satisfying node, materialize the release, write its manifest."""
+    _check_output_folder(json_path, "--json")
     with _run(policy, db, quiet, mode) as run:
         run.choose()
         _release(run, json_path, force, quiet)

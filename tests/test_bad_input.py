@@ -383,6 +383,8 @@ CASES = [
          "has no rows"),
     Case("data-null-sensitive", source(database="data.duckdb", table="null_condition"), "condition"),
     # -- manifests ----------------------------------------------------------------------------------------
+    Case("json-folder-missing", lambda f, p: p, "--json: the folder",
+         ["anonymize", "p.yaml", "--json", "nowhere/m.json", "-q"]),
     Case("manifest-missing", lambda f, p: p, "manifest m.json does not exist", GOOD_MANIFEST_ARGS),
     Case("manifest-not-json", manifest("{policy: 1"), "m.json is not JSON", GOOD_MANIFEST_ARGS),
     Case("manifest-a-list", manifest("[1, 2]"), "not a manifest", GOOD_MANIFEST_ARGS),
