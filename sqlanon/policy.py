@@ -61,6 +61,7 @@ class Release:
     keep: list[str] = field(default_factory=list)       # extra source columns released unchanged
     export: list[Path] = field(default_factory=list)    # .parquet / .csv files to write the release to
     marginals: list = field(default_factory=list)
+    drift: dict = field(default_factory=dict)           # view releases: limits of `sqlanon status` (sqlanon.views)
 
 
 @dataclass
@@ -266,9 +267,10 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
 
 def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
     raw = _require_mapping(raw or {}, "release")
-    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals"}
+    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "drift"}
     if unknown:
-        raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, marginals")
+        raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, "
+                          "marginals, drift")
     name = _name(raw.get("name", default_name), "release.name")
     materialize = raw.get("materialize", "table")
     if materialize not in MATERIALIZE:
@@ -287,7 +289,8 @@ def _parse_release(raw, base_dir: Path, default_name: str) -> Release:
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")))
+    from .views import parse_drift   # release.drift: the limits `sqlanon status` checks a view release against
+    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")), parse_drift(raw.get("drift")))
 
 
 def _parse_marginals(raw) -> list[dict]:

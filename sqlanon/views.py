@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PolicyError
+from .errors import DataError, PolicyError
 from .models import DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
 from .models import criteria_from_policy
 from .models.ldiversity import TOL as MODEL_TOL
@@ -175,9 +175,33 @@ def drift_verdict(cov: dict, limits: dict, renode: dict | None = None) -> list[s
     if cov["unknown_share"] > limits["max_unknown"]:
         reasons.append(f"{cov['unknown_rows']:,} rows ({cov['unknown_share']:.2%}) hold values unknown to the "
                        f"mapping tables, above release.drift.max_unknown = {limits['max_unknown']:g}")
-    if renode is not None and limits["renode"] and renode["levels"] != renode["released"]:
+    if renode is not None and renode.get("error"):
+        reasons.append(f"a new search cannot run on the live source: {renode['error']}")
+    elif renode is not None and limits["renode"] and renode["levels"] != renode["released"]:
         reasons.append(f"a new search chooses another node ({renode['levels']}, released {renode['released']})")
     return reasons
+
+
+def view_release_coverage(backend, policy, table: str) -> dict | None:
+    """Coverage and drift of `table` when it is the policy's view release (its mapping tables beside it);
+    None for any other table."""
+    if policy.release.materialize != "view" or table != policy.release.name:
+        return None
+    source = backend.view_source(policy.source)
+    if source is None:
+        return None
+    cov = coverage(backend, table, source, [(q, f"{table}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)])
+    reasons = drift_verdict(cov, policy.release.drift)
+    return {**cov, "limits": policy.release.drift, "drifted": bool(reasons), "reasons": reasons}
+
+
+def coverage_lines(cov: dict) -> list[str]:
+    """The coverage of a view release in words (for `check`, `status` and the report)."""
+    return [f"source rows: {cov['source_rows']:,}; the view shows {cov['view_rows']:,} now",
+            f"suppressed at read time: {cov['suppressed_rows']:,} rows ({cov['suppressed_share']:.2%}; classes that "
+            "fail the policy on the live source)",
+            f"values unknown to the mapping tables: {cov['unknown_rows']:,} source rows ({cov['unknown_share']:.2%}; "
+            "released at the hierarchy's top)"]
 
 
 def get_manifest(release: str | Path, backend=None) -> dict:
@@ -207,7 +231,7 @@ def status(manifest_path, db=None, renode: bool | None = None) -> dict:
     released = dict(manifest["chosen"]["levels"])
     base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
     policy = load_policy(manifest["policy"], base_dir=base_dir)
-    limits = parse_drift((policy.raw.get("release") or {}).get("drift"))
+    limits = policy.release.drift
     db = db or manifest.get("database") or default_db(policy)
     backend = open_backend(policy.source, db)
     try:
@@ -218,13 +242,19 @@ def status(manifest_path, db=None, renode: bool | None = None) -> dict:
         backend.close()
     found = None
     if limits["renode"] if renode is None else renode:
-        # a new search over the live source; values unknown to a taxonomy stop it (DataError, exit 2)
-        with Anonymization(policy, db=db, progress=Progress(enabled=False)) as run:
-            run.search()
-            found = {"levels": dict(run.choose().levels), "released": released}
+        # a new search over the live source; values unknown to a hierarchy file stop it: that is drift too
+        # (the hierarchy needs those values before anything can be re-released)
+        try:
+            with Anonymization(policy, db=db, progress=Progress(enabled=False)) as run:
+                run.search()
+                found = {"levels": dict(run.choose().levels), "released": released}
+        except DataError as e:
+            found = {"levels": None, "released": released, "error": str(e)}
     reasons = drift_verdict(cov, limits, found)
     out = {"release": name, "manifest": str(manifest_path), "released_levels": released, **cov,
            "limits": limits, "drifted": bool(reasons), "reasons": reasons}
     if found is not None:
         out["new_levels"] = found["levels"]
+        if found.get("error"):
+            out["renode_error"] = found["error"]
     return out

@@ -12,6 +12,7 @@ and the models are checked once more on the view's own rows.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections import Counter
 
@@ -358,3 +359,73 @@ def test_spark_view_keeps_policy(spark, tmp_path):  # noqa: F811
     spark.createDataFrame(kept).write.mode("overwrite").saveAsTable(table + "_tmp")
     spark.sql(f"INSERT OVERWRITE TABLE {table} SELECT * FROM {table}_tmp")
     assert_view_keeps_policy(spark.table(f"{table}_rel").toPandas(), spark.table(table).toPandas(), levels, privacy)
+
+
+# -- coverage and drift: `sqlanon check --table VIEW` and `sqlanon status MANIFEST` ---------------------
+
+def _cli_release(tmp_path, drift: dict) -> tuple:
+    from click.testing import CliRunner
+    from sqlanon.cli import main
+    import yaml
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    frame = base_frame()
+    con.execute("CREATE TABLE live AS SELECT * FROM frame")
+    con.close()
+    pol = policy({"database": str(db), "table": "live"}, {"k": 4}, drift=drift)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
+    runner = CliRunner()
+    r = runner.invoke(main, ["anonymize", str(tmp_path / "p.yaml"), "--json", str(tmp_path / "m.json"), "-q"])
+    assert r.exit_code == 0, r.output
+
+    def run(*args):
+        return runner.invoke(main, list(args))
+
+    def sql(text):
+        c = duckdb.connect(str(db))
+        c.execute(text)
+        c.close()
+    return run, sql, str(tmp_path / "p.yaml"), str(tmp_path / "m.json")
+
+
+def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values(tmp_path):
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1, "max_unknown": 0.2})
+    r = run("status", manifest, "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (12, 12, 0, 0)
+    assert got["drifted"] is False and "new_levels" not in got
+    # one known row (a class of 1, held back) and one with an unknown age (released at '*', held back)
+    sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0), (13053, 77, 'Indian', 'Flu', 0)")
+    r = run("status", manifest, "--json")
+    got = json.loads(r.output)
+    assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (14, 12, 2, 1)
+    assert r.exit_code == 3 and got["drifted"] and len(got["reasons"]) == 1 and "max_suppressed" in got["reasons"][0]
+    r = run("check", pol, "--table", "live_rel")
+    assert r.exit_code == 3
+    assert "suppressed at read time: 2 rows (14.29%" in r.output and "unknown to the mapping tables: 1 source rows" in r.output
+    assert "satisfies the policy" in r.output   # what the view shows does; the drift makes the exit code 3
+
+
+def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path):
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.5, "renode": True})
+    r = run("status", manifest, "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["new_levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
+    sql("INSERT INTO live SELECT l.* FROM live AS l, range(4)")   # every row 5 times: the original table is 4-anonymous
+    r = run("status", manifest, "--json")
+    got = json.loads(r.output)
+    assert r.exit_code == 3 and got["new_levels"] == {"zip_code": 0, "age": 0, "nationality": 0}
+    assert got["suppressed_rows"] == 0 and got["reasons"] == [
+        "a new search chooses another node ({'zip_code': 0, 'age': 0, 'nationality': 0}, released "
+        "{'zip_code': 1, 'age': 1, 'nationality': 1})"]
+    assert run("status", manifest, "--no-renode").exit_code == 0
+
+
+@pytest.mark.parametrize("drift, message", [
+    ({"max_suppressed": 2}, "release.drift.max_suppressed"),
+    ({"renode": "yes"}, "release.drift.renode"),
+    ({"max_rows": 1}, "release.drift.max_rows"),
+])
+def test_bad_drift_limits_are_refused(drift, message):
+    with pytest.raises(PolicyError, match=message):
+        views.parse_drift(drift)
