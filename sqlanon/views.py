@@ -188,7 +188,7 @@ def view_release_coverage(backend, policy, table: str) -> dict | None:
     if policy.release.materialize != "view" or table != policy.release.name:
         return None
     source = backend.view_source(policy.source)
-    if source is None:
+    if source is None or backend.relation_kind(table) != "VIEW":
         return None
     cov = coverage(backend, table, source, [(q, f"{table}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)])
     reasons = drift_verdict(cov, policy.release.drift)
@@ -236,6 +236,9 @@ def status(manifest_path, db=None, renode: bool | None = None) -> dict:
     backend = open_backend(policy.source, db)
     try:
         source = backend.view_source(policy.source)
+        if source is None or backend.relation_kind(name) != "VIEW":
+            raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
+                              "release's database with --db")
         maps = [(q, f"{name}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)]
         cov = coverage(backend, name, source, maps)
     finally:

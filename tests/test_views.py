@@ -429,3 +429,16 @@ def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path
 def test_bad_drift_limits_are_refused(drift, message):
     with pytest.raises(PolicyError, match=message):
         views.parse_drift(drift)
+
+
+def test_report_says_what_the_view_suppresses_at_read_time(tmp_path):
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1})
+    sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0)")
+    out = tmp_path / "r.html"
+    r = run("report", manifest, "--out", str(out), "-q")
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert 'id="view-coverage"' in page
+    import re
+    text = " ".join(re.sub(r"<[^>]+>", "", page.split("id=\"view-coverage\">")[1].split("</p>")[0]).split())
+    assert "(13 rows now): 1 rows are suppressed at read time" in text and "0 rows hold values unknown" in text
