@@ -1,28 +1,36 @@
-{# A self-enforcing view release (sqlanon/views.py, docs/DESIGN.md section 4): the generalizing SELECT
-   over the live source, then every row's class (the generalized quasi-identifiers) is measured at read
-   time with window aggregates and only rows of classes that satisfy the policy are returned.
-   - __sqlanon_g: the generalized rows. A quasi-identifier value missing from its mapping table is
-     released at the hierarchy's top label (LEFT JOIN + COALESCE; at level 0 it is released as NULL), so
-     new values are counted in a class instead of dropped.
-   - per class: n (COUNT), per (class, sensitive value) ns; distinct l = sum of 1/ns; entropy from
-     sum of ln(ns) (H = ln n - (sum ns ln ns)/n); recursive (c,l) from the value ranks by ns; equal EMD
-     = 1/2 (1 + sum over rows of (|ns/n - q| - q)/ns), q the value's share in the live source.
-   - ordered EMD: classes numbered (cid), a grid of classes x the live domain's positions, cumulative
-     differences per class (t-closeness paper, Sec. 4.2).
-   The policy's numbers arrive through the `num` / `int` filters (views cannot hold bound parameters). #}
-{% set Q %}{% for col in qi_cols %}{% if not loop.first %}, {% endif %}{{ col | ident }}{% endfor %}{% endset %}
+{# A self-enforcing view release (sqlanon/views.py, docs/DESIGN.md section 4): the generalizing SELECT over
+   the live source; every class (q*-block) is measured at read time and only rows of classes that
+   satisfy the policy are returned.
+   - "__sqlanon_g": the generalized rows, and per quasi-identifier an integer class key "__sqlanon_k<i>":
+     the mapping table's code at the released level, -1 for a value missing from the mapping table
+     (such a value is released at the hierarchy's top label, NULL at level 0), the top's code when the
+     released level is the top. Keys are never NULL, so
+     classes join back by plain equality on every engine. Classes by code may be finer than classes by
+     label (an unknown value beside a known one with the same label): every model holds for a union of
+     classes that each satisfy it (monotonicity), so enforcing the finer classes is enough.
+   - "__sqlanon_cs<j>": per (class, value of sensitive attribute j) the count ns; "__sqlanon_m<j>" adds
+     per class n = sum ns, the value's rank by ns, and its share q in the live source (windows over the
+     small per-class table); "__sqlanon_c<j>" per class: distinct values, sum ns ln ns (entropy
+     H = ln n - (sum ns ln ns)/n), r1 and the sum of the l-1 largest counts (recursive (c,l): r1 < c
+     (n - top)), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q); "__sqlanon_o<j>": the ordered EMD from a
+     grid of classes x the live domain's positions (t-closeness paper, Sec. 4.2).
+   The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
+{% set K %}{% for col in qi_cols %}{% if not loop.first %}, {% endif %}{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}{% endset %}
 CREATE OR REPLACE VIEW {{ name | ident }} AS
 WITH "__sqlanon_g" AS (
     SELECT
 {% for col, qi, lvl in columns %}
 {% if qi is none %}
-        src.{{ col | ident }}{% if not loop.last %},{% endif %}
-
+        src.{{ col | ident }},
 {% elif lvl == 0 %}
-        CASE WHEN m{{ qi.index }}."value" IS NULL THEN NULL ELSE src.{{ col | ident }} END AS {{ col | ident }}{% if not loop.last %},{% endif %}
-
+        CASE WHEN m{{ qi.index }}."value" IS NULL THEN NULL ELSE src.{{ col | ident }} END AS {{ col | ident }},
 {% else %}
-        COALESCE(m{{ qi.index }}.{{ ('l%d' % lvl) | ident }}, t{{ qi.index }}."top") AS {{ col | ident }}{% if not loop.last %},{% endif %}
+        COALESCE(m{{ qi.index }}.{{ ('l%d' % lvl) | ident }}, t{{ qi.index }}."top") AS {{ col | ident }},
+{% endif %}
+{% endfor %}
+{% for col, qi, lvl in columns %}
+{% if qi is not none %}
+        COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}) AS {{ ('__sqlanon_k%d' % qi_cols.index(col)) | ident }}{% if col != qi_cols[-1] %},{% endif %}
 
 {% endif %}
 {% endfor %}
@@ -30,115 +38,94 @@ WITH "__sqlanon_g" AS (
 {% for col, qi, lvl in columns %}
 {% if qi is not none %}
 {% if lvl > 0 %}
-    CROSS JOIN (SELECT MIN({{ ('l%d' % qi.height) | ident }}) AS "top" FROM {{ maps[qi.name] | ident }}) AS t{{ qi.index }}
+    CROSS JOIN (SELECT MIN({{ ('l%d' % qi.height) | ident }}) AS "top", MIN({{ ('c%d' % qi.height) | ident }}) AS "topc" FROM {{ maps[qi.name] | ident }}) AS t{{ qi.index }}
 {% endif %}
     LEFT JOIN {{ maps[qi.name] | ident }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
 {% endif %}
 {% endfor %}
 ),
-"__sqlanon_a" AS (
-    SELECT g.*, COUNT(*) OVER (PARTITION BY {{ Q }}) AS "__sqlanon_n"
-{% for s in sens %}
-        , COUNT(*) OVER (PARTITION BY {{ Q }}, {{ s.col | ident }}) AS {{ ('__sqlanon_ns%d' % s.j) | ident }}
-{% if s.t_equal is not none %}
-        , COUNT(*) OVER (PARTITION BY {{ s.col | ident }}) AS {{ ('__sqlanon_qn%d' % s.j) | ident }}
-{% endif %}
-{% endfor %}
-{% if needs_total %}
-        , COUNT(*) OVER () AS "__sqlanon_total"
-{% endif %}
-    FROM "__sqlanon_g" AS g
-),
-"__sqlanon_b" AS (
-    SELECT a.*
-{% for s in sens %}
-{% set ns = '__sqlanon_ns%d' % s.j %}
-{% if s.distinct is not none %}
-        , SUM(1.0 / {{ ns | ident }}) OVER (PARTITION BY {{ Q }}) AS {{ ('__sqlanon_d%d' % s.j) | ident }}
-{% endif %}
-{% if s.entropy is not none %}
-        , SUM(LN({{ ns | ident }})) OVER (PARTITION BY {{ Q }}) AS {{ ('__sqlanon_xl%d' % s.j) | ident }}
-{% endif %}
-{% if s.recursive is not none %}
-        , MAX({{ ns | ident }}) OVER (PARTITION BY {{ Q }}) AS {{ ('__sqlanon_r1_%d' % s.j) | ident }}
-        , DENSE_RANK() OVER (PARTITION BY {{ Q }} ORDER BY {{ ns | ident }} DESC, {{ s.col | ident }}) AS {{ ('__sqlanon_vr%d' % s.j) | ident }}
-{% endif %}
-{% if s.t_equal is not none %}
-        , SUM((ABS(CAST({{ ns | ident }} AS DOUBLE) / "__sqlanon_n" - CAST({{ ('__sqlanon_qn%d' % s.j) | ident }} AS DOUBLE) / "__sqlanon_total")
-               - CAST({{ ('__sqlanon_qn%d' % s.j) | ident }} AS DOUBLE) / "__sqlanon_total") / {{ ns | ident }})
-              OVER (PARTITION BY {{ Q }}) AS {{ ('__sqlanon_te%d' % s.j) | ident }}
-{% endif %}
-{% if s.t_ordered is not none %}
-        , DENSE_RANK() OVER (ORDER BY {{ s.col | ident }}) AS {{ ('__sqlanon_pos%d' % s.j) | ident }}
-{% endif %}
-{% endfor %}
-{% if ordered %}
-        , DENSE_RANK() OVER (ORDER BY {{ Q }}) AS "__sqlanon_cid"
-{% endif %}
-    FROM "__sqlanon_a" AS a
-),
-"__sqlanon_c" AS (
-    SELECT b.*
-{% for s in sens %}
-{% if s.recursive is not none %}
-        , SUM(CASE WHEN {{ ('__sqlanon_vr%d' % s.j) | ident }} < {{ s.recursive.l | int }} THEN 1 ELSE 0 END)
-              OVER (PARTITION BY {{ Q }}) AS {{ ('__sqlanon_top%d' % s.j) | ident }}
-{% endif %}
-{% endfor %}
-    FROM "__sqlanon_b" AS b
+"__sqlanon_n" AS (
+    SELECT {{ K }}, COUNT(*) AS "n" FROM "__sqlanon_g" GROUP BY {{ K }}
 )
 {% for s in sens %}
-{% if s.t_ordered is not none %}
 {% set j = s.j %}
-, {{ ('__sqlanon_oc%d' % j) | ident }} AS (
-    SELECT "__sqlanon_cid" AS "cid", {{ ('__sqlanon_pos%d' % j) | ident }} AS "pos", COUNT(*) AS "c"
-    FROM "__sqlanon_c" GROUP BY "__sqlanon_cid", {{ ('__sqlanon_pos%d' % j) | ident }}
-), {{ ('__sqlanon_oq%d' % j) | ident }} AS (
-    SELECT "pos", CAST(SUM(SUM("c")) OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
-                  / SUM(SUM("c")) OVER () AS "fq",
-           COUNT(*) OVER () AS "m"
-    FROM {{ ('__sqlanon_oc%d' % j) | ident }} GROUP BY "pos"
-), {{ ('__sqlanon_on%d' % j) | ident }} AS (
-    SELECT "cid", SUM("c") AS "n" FROM {{ ('__sqlanon_oc%d' % j) | ident }} GROUP BY "cid"
+, {{ ('__sqlanon_cs%d' % j) | ident }} AS (
+    SELECT {{ K }}, {{ s.col | ident }} AS "v", COUNT(*) AS "ns"
+    FROM "__sqlanon_g" GROUP BY {{ K }}, {{ s.col | ident }}
+), {{ ('__sqlanon_m%d' % j) | ident }} AS (
+    SELECT cs.*,
+           SUM("ns") OVER (PARTITION BY {{ K }}) AS "n",
+           ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank",
+           CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
+{% if s.t_ordered is not none %}
+           , DENSE_RANK() OVER (ORDER BY "v") AS "pos"
+{% endif %}
+    FROM {{ ('__sqlanon_cs%d' % j) | ident }} AS cs
+), {{ ('__sqlanon_c%d' % j) | ident }} AS (
+    SELECT {{ K }},
+           MAX("n") AS "n",
+           COUNT(*) AS "d",
+           SUM("ns" * LN("ns")) AS "xl",
+           MAX("ns") AS "r1",
+           SUM(CASE WHEN "rank" < {{ (s.recursive.l if s.recursive else 1) | int }} THEN "ns" ELSE 0 END) AS "top",
+           0.5 * (SUM(ABS(CAST("ns" AS DOUBLE) / "n" - "q")) + 1 - SUM("q")) AS "emd_equal"
+    FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY {{ K }}
+)
+{% if s.t_ordered is not none %}
+, {{ ('__sqlanon_oq%d' % j) | ident }} AS (
+    SELECT "pos", SUM(SUM("ns")) OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cq",
+           SUM(SUM("ns")) OVER () AS "total", COUNT(*) OVER () AS "m"
+    FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY "pos"
 ), {{ ('__sqlanon_ocum%d' % j) | ident }} AS (
-    SELECT cn."cid", q."m",
-           ABS(CAST(SUM(COALESCE(oc."c", 0)) OVER (PARTITION BY cn."cid" ORDER BY q."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
-               / cn."n" - q."fq") AS "dev"
-    FROM {{ ('__sqlanon_on%d' % j) | ident }} AS cn
+    SELECT {% for col in qi_cols %}c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}, {% endfor %}q."m",
+           ABS(CAST(SUM(COALESCE(x."ns", 0)) OVER (PARTITION BY {% for col in qi_cols %}{% if not loop.first %}, {% endif %}c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+                                                ORDER BY q."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) / c."n"
+               - CAST(q."cq" AS DOUBLE) / q."total") AS "dev"
+    FROM {{ ('__sqlanon_c%d' % j) | ident }} AS c
     CROSS JOIN {{ ('__sqlanon_oq%d' % j) | ident }} AS q
-    LEFT JOIN {{ ('__sqlanon_oc%d' % j) | ident }} AS oc ON oc."cid" = cn."cid" AND oc."pos" = q."pos"
-), {{ ('__sqlanon_oemd%d' % j) | ident }} AS (
-    SELECT "cid", CASE WHEN MAX("m") > 1 THEN SUM("dev") / (MAX("m") - 1) ELSE 0 END AS "emd"
-    FROM {{ ('__sqlanon_ocum%d' % j) | ident }} GROUP BY "cid"
+    LEFT JOIN {{ ('__sqlanon_m%d' % j) | ident }} AS x ON x."pos" = q."pos"{% for col in qi_cols %} AND x.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+
+), {{ ('__sqlanon_o%d' % j) | ident }} AS (
+    SELECT {{ K }}, CASE WHEN MAX("m") > 1 THEN SUM("dev") / (MAX("m") - 1) ELSE 0 END AS "emd_ordered"
+    FROM {{ ('__sqlanon_ocum%d' % j) | ident }} GROUP BY {{ K }}
 )
 {% endif %}
 {% endfor %}
-SELECT
-{% for col, qi, lvl in columns %}
-    c.{{ col | ident }}{% if not loop.last %},{% endif %}
+, "__sqlanon_ok" AS (
+    SELECT {% for col in qi_cols %}n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
-{% endfor %}
-FROM "__sqlanon_c" AS c
+    FROM "__sqlanon_n" AS n
 {% for s in sens %}
+    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+
 {% if s.t_ordered is not none %}
-JOIN {{ ('__sqlanon_oemd%d' % s.j) | ident }} AS o{{ s.j }} ON o{{ s.j }}."cid" = c."__sqlanon_cid"
+    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+
 {% endif %}
 {% endfor %}
-WHERE c."__sqlanon_n" >= {{ k | int }}
+    WHERE n."n" >= {{ k | int }}
 {% for s in sens %}
 {% if s.distinct is not none %}
-  AND ROUND({{ ('__sqlanon_d%d' % s.j) | ident }}) >= {{ s.distinct | int }}
+      AND c{{ s.j }}."d" >= {{ s.distinct | int }}
 {% endif %}
 {% if s.entropy is not none %}
-  AND LN(c."__sqlanon_n") - {{ ('__sqlanon_xl%d' % s.j) | ident }} / c."__sqlanon_n" >= {{ s.entropy | num }}
+      AND LN(c{{ s.j }}."n") - c{{ s.j }}."xl" / c{{ s.j }}."n" >= {{ s.entropy | num }}
 {% endif %}
 {% if s.recursive is not none and s.recursive.l > 1 %}
-  AND {{ ('__sqlanon_r1_%d' % s.j) | ident }} < {{ s.recursive.c | num }} * (c."__sqlanon_n" - {{ ('__sqlanon_top%d' % s.j) | ident }})
+      AND c{{ s.j }}."r1" < {{ s.recursive.c | num }} * (c{{ s.j }}."n" - c{{ s.j }}."top")
 {% endif %}
 {% if s.t_equal is not none %}
-  AND 0.5 * (1 + {{ ('__sqlanon_te%d' % s.j) | ident }}) <= {{ s.t_equal | num }}
+      AND c{{ s.j }}."emd_equal" <= {{ s.t_equal | num }}
 {% endif %}
 {% if s.t_ordered is not none %}
-  AND o{{ s.j }}."emd" <= {{ s.t_ordered | num }}
+      AND o{{ s.j }}."emd_ordered" <= {{ s.t_ordered | num }}
 {% endif %}
 {% endfor %}
+)
+SELECT
+{% for col, qi, lvl in columns %}
+    g.{{ col | ident }}{% if not loop.last %},{% endif %}
+
+{% endfor %}
+FROM "__sqlanon_g" AS g
+JOIN "__sqlanon_ok" AS ok ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}ok.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = g.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}

@@ -54,7 +54,8 @@ def generalize(df: pd.DataFrame, levels: dict[str, int]) -> pd.DataFrame:
     out = df.copy()
     for col, table in (("zip_code", ZIP), ("age", AGE)):
         lvl = levels[col]
-        out[col] = [table[str(v)][lvl] if str(v) in table else "*" for v in df[col]] if lvl else df[col]
+        # a value missing from the hierarchy: its top '*', or NULL when the level is 0 (the original values)
+        out[col] = [table[str(v)][lvl] if str(v) in table else ("*" if lvl else None) for v in df[col]]
     if levels["nationality"]:
         out["nationality"] = "*"
     else:
