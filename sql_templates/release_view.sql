@@ -1,3 +1,0 @@
-{# A release as a view over the source (its mapping tables persisted beside it). #}
-CREATE OR REPLACE VIEW {{ name | ident }} AS
-{% include "release_select.sql" %}
