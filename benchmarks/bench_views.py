@@ -32,13 +32,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_scale import FULL, dataset  # noqa: E402
-from bench_search import machine, write_results  # noqa: E402
+from bench_scale import FULL, dataset
+from bench_search import machine, write_results
 
-from sqlanon import views  # noqa: E402
-from sqlanon.anonymizer import Anonymization  # noqa: E402
-from sqlanon.policy import load_policy  # noqa: E402
-from sqlanon.release import select_sql  # noqa: E402
+from sqlanon import views
+from sqlanon.anonymizer import Anonymization
+from sqlanon.policy import load_policy
+from sqlanon.release import select_sql
 
 
 def shapes(k: int, l: int, t_ordered: bool) -> dict[str, dict]:
@@ -124,14 +124,14 @@ def main() -> int:
     import os
     load = os.getloadavg()
     lines = [f"Machine: {machine()}", "",
-             f"Command: `python benchmarks/bench_views.py --repeat {args.repeat}"
-             f"{' --skip-landsend' if args.skip_landsend else ''} --out benchmarks/RESULTS-views.md`", "",
-             "A read = `SELECT * FROM <relation>` fetched whole into Python as an Arrow table (DuckDB, one file). "
+             (f"Command: `python benchmarks/bench_views.py --repeat {args.repeat}"
+              f"{' --skip-landsend' if args.skip_landsend else ''} --out benchmarks/RESULTS-views.md`"), "",
+             ("A read = `SELECT * FROM <relation>` fetched whole into Python as an Arrow table (DuckDB, one file). "
              "plain = the generalized SELECT of the release (`sqlanon.release.select_sql`: mapping-table joins, "
              "the release's suppressed blocks inline); view = the self-enforcing view at the same node "
              "(`sql_templates/release_view_enforced.sql`) with the model shape of the row. Medians of "
              f"{args.repeat} reads each, plain and view alternating in the same run. Load average (1/5/15 min) at "
-             f"the start: {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (a shared machine).", "",
+             f"the start: {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (a shared machine)."), "",
              "| data | rows | node | model shape | plain ms | view ms | ratio | rows plain | rows view |",
              "| - | - | - | - | - | - | - | - | - |"]
     worst = {}

@@ -54,9 +54,13 @@ WITH "__sqlanon_g" AS (
     FROM "__sqlanon_g" GROUP BY {{ K }}, {{ s.col | ident }}
 ), {{ ('__sqlanon_m%d' % j) | ident }} AS (
     SELECT cs.*,
-           SUM("ns") OVER (PARTITION BY {{ K }}) AS "n",
-           ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank",
-           CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
+           SUM("ns") OVER (PARTITION BY {{ K }}) AS "n"
+{% if s.recursive is not none %}
+           , ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank"
+{% endif %}
+{% if s.t_equal is not none %}
+           , CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
+{% endif %}
 {% if s.t_ordered is not none %}
            , DENSE_RANK() OVER (ORDER BY "v") AS "pos"
 {% endif %}
@@ -66,9 +70,13 @@ WITH "__sqlanon_g" AS (
            MAX("n") AS "n",
            COUNT(*) AS "d",
            SUM("ns" * LN("ns")) AS "xl",
-           MAX("ns") AS "r1",
-           SUM(CASE WHEN "rank" < {{ (s.recursive.l if s.recursive else 1) | int }} THEN "ns" ELSE 0 END) AS "top",
-           0.5 * (SUM(ABS(CAST("ns" AS DOUBLE) / "n" - "q")) + 1 - SUM("q")) AS "emd_equal"
+           MAX("ns") AS "r1"
+{% if s.recursive is not none %}
+           , SUM(CASE WHEN "rank" < {{ s.recursive.l | int }} THEN "ns" ELSE 0 END) AS "top"
+{% endif %}
+{% if s.t_equal is not none %}
+           , 0.5 * (SUM(ABS(CAST("ns" AS DOUBLE) / "n" - "q")) + 1 - SUM("q")) AS "emd_equal"
+{% endif %}
     FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY {{ K }}
 )
 {% if s.t_ordered is not none %}

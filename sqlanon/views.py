@@ -34,8 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataError, PolicyError
-from .models import DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
-from .models import criteria_from_policy
+from .models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+    criteria_from_policy,
+)
 from .models.ldiversity import TOL as MODEL_TOL
 
 SQL_TOL = 1e-9
@@ -64,8 +70,7 @@ class Enforcement:
     def context(self) -> dict:
         sens = [s for s in self.sens if any(v is not None for v in
                                             (s.distinct, s.entropy, s.recursive, s.t_equal, s.t_ordered))]
-        return dict(k=self.k, sens=sens, ordered=any(s.t_ordered is not None for s in sens),
-                    needs_total=any(s.t_equal is not None for s in sens))
+        return {"k": self.k, "sens": sens}
 
 
 def _refuse(field_name: str, what: str) -> PolicyError:
@@ -198,10 +203,10 @@ def view_release_coverage(backend, policy, table: str) -> dict | None:
 def coverage_lines(cov: dict) -> list[str]:
     """The coverage of a view release in words (for `check`, `status` and the report)."""
     return [f"source rows: {cov['source_rows']:,}; the view shows {cov['view_rows']:,} now",
-            f"suppressed at read time: {cov['suppressed_rows']:,} rows ({cov['suppressed_share']:.2%}; classes that "
-            "fail the policy on the live source)",
-            f"values unknown to the mapping tables: {cov['unknown_rows']:,} source rows ({cov['unknown_share']:.2%}; "
-            "released at the hierarchy's top)"]
+            (f"suppressed at read time: {cov['suppressed_rows']:,} rows ({cov['suppressed_share']:.2%}; classes that "
+            "fail the policy on the live source)"),
+            (f"values unknown to the mapping tables: {cov['unknown_rows']:,} source rows ({cov['unknown_share']:.2%}; "
+            "released at the hierarchy's top)")]
 
 
 def get_manifest(release: str | Path, backend=None) -> dict:

@@ -19,15 +19,14 @@ from collections import Counter
 import duckdb
 import pandas as pd
 import pytest
+from conftest import HOSPITAL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixtures)
 
+from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
-from sqlanon import views
-
-from conftest import HOSPITAL
-from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixtures)
 
 QI = ["zip_code", "age", "nationality"]
 
@@ -77,9 +76,8 @@ def class_ok(g: pd.DataFrame, privacy: dict, source: pd.DataFrame) -> bool:
             h = -sum(c / n * math.log(c / n) for c in counts)
             if h < math.log(ld["l"]) - 1e-9:
                 return False
-        if ld["variant"] == "recursive" and ld["l"] > 1:
-            if not counts[0] < ld["c"] * sum(counts[ld["l"] - 1:]):
-                return False
+        if ld["variant"] == "recursive" and ld["l"] > 1 and not counts[0] < ld["c"] * sum(counts[ld["l"] - 1:]):
+            return False
     tc = privacy.get("t_closeness")
     if tc:
         col = tc.get("attribute", "condition")
@@ -141,8 +139,8 @@ def policy(source: dict, privacy: dict, **release) -> dict:
 def duckdb_release(tmp_path, privacy: dict) -> tuple[str, dict]:
     db = str(tmp_path / "live.duckdb")
     con = duckdb.connect(db)
-    frame = base_frame()
-    con.execute("CREATE TABLE live AS SELECT * FROM frame")
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
     con.close()
     with Anonymization(policy({"database": db, "table": "live"}, privacy), db=db) as run:
         run.search()
@@ -190,7 +188,7 @@ def test_duckdb_view_keeps_policy_through_adversarial_changes(tmp_path, case):
 def test_issue_example_a_known_row_no_longer_shows_a_class_of_one(tmp_path):
     """The issue: hospital, k = 4, one row (13053, 50) inserted; the view showed a class of 1 row
     (here 130**, >=40, *: this hierarchy's labels)."""
-    db, levels = duckdb_release(tmp_path, {"k": 4})
+    db, _ = duckdb_release(tmp_path, {"k": 4})
     con = duckdb.connect(db)
     try:
         before = con.execute("SELECT COUNT(*) FROM live_rel").fetchone()[0]
@@ -269,7 +267,8 @@ def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
     con = duckdb.connect(db)
     frame = base_frame()
     frame.loc[0, "condition"] = "Flu"
-    con.execute("CREATE TABLE live AS SELECT * FROM frame")
+    con.register("base", frame)
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
     con.close()
     pol = policy({"database": db, "table": "live"}, privacy)
     pol["sensitive"] = {"condition": {"hierarchy": "suppress"}, "cost": None}
@@ -311,6 +310,7 @@ def _engine_changes(engine: str, table: str) -> list[str]:
 @pytest.mark.parametrize("case", ENGINE_CASES)
 def test_postgres_view_keeps_policy(postgres, tmp_path, case):  # noqa: F811
     import psycopg
+
     from sqlanon.engines.postgres import PostgresBackend
     table = "live_" + str(ENGINE_CASES.index(case))
     privacy = PRIVACIES[case]
@@ -365,13 +365,14 @@ def test_spark_view_keeps_policy(spark, tmp_path):  # noqa: F811
 # -- coverage and drift: `sqlanon check --table VIEW` and `sqlanon status MANIFEST` ---------------------
 
 def _cli_release(tmp_path, drift: dict) -> tuple:
-    from click.testing import CliRunner
-    from sqlanon.cli import main
     import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
     db = tmp_path / "h.duckdb"
     con = duckdb.connect(str(db))
-    frame = base_frame()
-    con.execute("CREATE TABLE live AS SELECT * FROM frame")
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
     con.close()
     pol = policy({"database": str(db), "table": "live"}, {"k": 4}, drift=drift)
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
@@ -409,7 +410,7 @@ def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values
 
 
 def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path):
-    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.5, "renode": True})
+    run, sql, _, manifest = _cli_release(tmp_path, {"max_suppressed": 0.5, "renode": True})
     r = run("status", manifest, "--json")
     assert r.exit_code == 0 and json.loads(r.output)["new_levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
     sql("INSERT INTO live SELECT l.* FROM live AS l, range(4)")   # every row 5 times: the original table is 4-anonymous
@@ -417,8 +418,8 @@ def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path
     got = json.loads(r.output)
     assert r.exit_code == 3 and got["new_levels"] == {"zip_code": 0, "age": 0, "nationality": 0}
     assert got["suppressed_rows"] == 0 and got["reasons"] == [
-        "a new search chooses another node ({'zip_code': 0, 'age': 0, 'nationality': 0}, released "
-        "{'zip_code': 1, 'age': 1, 'nationality': 1})"]
+        ("a new search chooses another node ({'zip_code': 0, 'age': 0, 'nationality': 0}, released "
+         "{'zip_code': 1, 'age': 1, 'nationality': 1})")]
     assert run("status", manifest, "--no-renode").exit_code == 0
 
 
@@ -433,7 +434,7 @@ def test_bad_drift_limits_are_refused(drift, message):
 
 
 def test_report_says_what_the_view_suppresses_at_read_time(tmp_path):
-    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1})
+    run, sql, _, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1})
     sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0)")
     out = tmp_path / "r.html"
     r = run("report", manifest, "--out", str(out), "-q")
