@@ -15,7 +15,8 @@
      (n - top)), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q); "__sqlanon_o<j>": the ordered EMD from a
      grid of classes x the live domain's positions (t-closeness paper, Sec. 4.2).
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
-{% set K %}{% for col in qi_cols %}{% if not loop.first %}, {% endif %}{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}{% endset %}
+{% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
+{% macro code(qi, lvl) %}COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}){% endmacro %}
 CREATE OR REPLACE VIEW {{ name | ident }} AS
 WITH "__sqlanon_g" AS (
     SELECT
@@ -28,12 +29,16 @@ WITH "__sqlanon_g" AS (
         COALESCE(m{{ qi.index }}.{{ ('l%d' % lvl) | ident }}, t{{ qi.index }}."top") AS {{ col | ident }},
 {% endif %}
 {% endfor %}
+{% if packed %}
+        {% for col, qi, lvl in columns %}{% if qi is not none %}{% if col != qi_cols[0] %} + {% endif %}({{ code(qi, lvl) }} + 1) * {{ packed[col] | int }}{% endif %}{% endfor %} AS {{ keys[0] | ident }}
+{% else %}
 {% for col, qi, lvl in columns %}
 {% if qi is not none %}
-        COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}) AS {{ ('__sqlanon_k%d' % qi_cols.index(col)) | ident }}{% if col != qi_cols[-1] %},{% endif %}
+        {{ code(qi, lvl) }} AS {{ ('__sqlanon_k%d' % qi_cols.index(col)) | ident }}{% if col != qi_cols[-1] %},{% endif %}
 
 {% endif %}
 {% endfor %}
+{% endif %}
     FROM {{ source | ident }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none %}
@@ -43,9 +48,6 @@ WITH "__sqlanon_g" AS (
     LEFT JOIN {{ maps[qi.name] | ident }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
 {% endif %}
 {% endfor %}
-),
-"__sqlanon_n" AS (
-    SELECT {{ K }}, COUNT(*) AS "n" FROM "__sqlanon_g" GROUP BY {{ K }}
 )
 {% for s in sens %}
 {% set j = s.j %}
@@ -53,9 +55,11 @@ WITH "__sqlanon_g" AS (
     SELECT {{ K }}, {{ s.col | ident }} AS "v", COUNT(*) AS "ns"
     FROM "__sqlanon_g" GROUP BY {{ K }}, {{ s.col | ident }}
 ), {{ ('__sqlanon_m%d' % j) | ident }} AS (
-    SELECT cs.*,
-           SUM("ns") OVER (PARTITION BY {{ K }}) AS "n"
-{% if s.recursive is not none %}
+    SELECT cs.*
+{% if s.t_equal is not none %}
+           , SUM("ns") OVER (PARTITION BY {{ K }}) AS "n"
+{% endif %}
+{% if s.recursive is not none and s.recursive.l > 2 %}
            , ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank"
 {% endif %}
 {% if s.t_equal is not none %}
@@ -67,12 +71,14 @@ WITH "__sqlanon_g" AS (
     FROM {{ ('__sqlanon_cs%d' % j) | ident }} AS cs
 ), {{ ('__sqlanon_c%d' % j) | ident }} AS (
     SELECT {{ K }},
-           MAX("n") AS "n",
+           SUM("ns") AS "n",
            COUNT(*) AS "d",
            SUM("ns" * LN("ns")) AS "xl",
            MAX("ns") AS "r1"
-{% if s.recursive is not none %}
+{% if s.recursive is not none and s.recursive.l > 2 %}
            , SUM(CASE WHEN "rank" < {{ s.recursive.l | int }} THEN "ns" ELSE 0 END) AS "top"
+{% elif s.recursive is not none %}
+           , MAX("ns") AS "top"
 {% endif %}
 {% if s.t_equal is not none %}
            , 0.5 * (SUM(ABS(CAST("ns" AS DOUBLE) / "n" - "q")) + 1 - SUM("q")) AS "emd_equal"
@@ -85,13 +91,13 @@ WITH "__sqlanon_g" AS (
            SUM(SUM("ns")) OVER () AS "total", COUNT(*) OVER () AS "m"
     FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY "pos"
 ), {{ ('__sqlanon_ocum%d' % j) | ident }} AS (
-    SELECT {% for col in qi_cols %}c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}, {% endfor %}q."m",
-           ABS(CAST(SUM(COALESCE(x."ns", 0)) OVER (PARTITION BY {% for col in qi_cols %}{% if not loop.first %}, {% endif %}c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+    SELECT {% for key in keys %}c.{{ key | ident }}, {% endfor %}q."m",
+           ABS(CAST(SUM(COALESCE(x."ns", 0)) OVER (PARTITION BY {% for key in keys %}{% if not loop.first %}, {% endif %}c.{{ key | ident }}{% endfor %}
                                                 ORDER BY q."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) / c."n"
                - CAST(q."cq" AS DOUBLE) / q."total") AS "dev"
     FROM {{ ('__sqlanon_c%d' % j) | ident }} AS c
     CROSS JOIN {{ ('__sqlanon_oq%d' % j) | ident }} AS q
-    LEFT JOIN {{ ('__sqlanon_m%d' % j) | ident }} AS x ON x."pos" = q."pos"{% for col in qi_cols %} AND x.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = c.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+    LEFT JOIN {{ ('__sqlanon_m%d' % j) | ident }} AS x ON x."pos" = q."pos"{% for key in keys %} AND x.{{ key | ident }} = c.{{ key | ident }}{% endfor %}
 
 ), {{ ('__sqlanon_o%d' % j) | ident }} AS (
     SELECT {{ K }}, CASE WHEN MAX("m") > 1 THEN SUM("dev") / (MAX("m") - 1) ELSE 0 END AS "emd_ordered"
@@ -99,15 +105,22 @@ WITH "__sqlanon_g" AS (
 )
 {% endif %}
 {% endfor %}
+, "__sqlanon_n" AS (
+{% if sens %}
+    SELECT {{ K }}, SUM("ns") AS "n" FROM {{ ('__sqlanon_cs%d' % sens[0].j) | ident }} GROUP BY {{ K }}
+{% else %}
+    SELECT {{ K }}, COUNT(*) AS "n" FROM "__sqlanon_g" GROUP BY {{ K }}
+{% endif %}
+)
 , "__sqlanon_ok" AS (
-    SELECT {% for col in qi_cols %}n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+    SELECT {% for key in keys %}n.{{ key | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
     FROM "__sqlanon_n" AS n
 {% for s in sens %}
-    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
 
 {% if s.t_ordered is not none %}
-    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = n.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
 
 {% endif %}
 {% endfor %}
@@ -136,4 +149,4 @@ SELECT
 
 {% endfor %}
 FROM "__sqlanon_g" AS g
-JOIN "__sqlanon_ok" AS ok ON {% for col in qi_cols %}{% if not loop.first %} AND {% endif %}ok.{{ ('__sqlanon_k%d' % loop.index0) | ident }} = g.{{ ('__sqlanon_k%d' % loop.index0) | ident }}{% endfor %}
+JOIN "__sqlanon_ok" AS ok ON {% for key in keys %}{% if not loop.first %} AND {% endif %}ok.{{ key | ident }} = g.{{ key | ident }}{% endfor %}

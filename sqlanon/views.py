@@ -124,8 +124,21 @@ def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: di
     from .release import release_columns
     columns = release_columns(policy, fs, levels)
     ctx = enforcement(policy, view_criteria(policy, fs)).context()
+    qi_cols = [col for col, qi, _ in columns if qi is not None]
+    packed = packed_key(fs, [(col, lvl) for col, qi, lvl in columns if qi is not None])
+    keys = ["__sqlanon_key"] if packed else [f"__sqlanon_k{i}" for i in range(len(qi_cols))]
     backend.execute("release_view_enforced.sql", name=name, columns=columns, source=source, maps=maps,
-                    qi_cols=[col for col, qi, _ in columns if qi is not None], **ctx)
+                    qi_cols=qi_cols, keys=keys, packed=packed, **ctx)
+
+
+def packed_key(fs, qis: list[tuple[str, int]]) -> dict[str, int] | None:
+    """Multipliers packing the class's codes into one BIGINT (code + 1 in 0 .. radix, -1 being an unknown
+    value), so classes group and join on one integer column; None when the product would pass 2^62."""
+    out, mult = {}, 1
+    for col, lvl in qis:
+        out[col] = mult
+        mult *= fs.radix(col, lvl) + 1
+    return out if mult < 2 ** 62 else None
 
 
 def view_maps(policy, fs) -> dict[str, str]:

@@ -444,3 +444,20 @@ def test_report_says_what_the_view_suppresses_at_read_time(tmp_path):
     import re
     text = " ".join(re.sub(r"<[^>]+>", "", page.split("id=\"view-coverage\">")[1].split("</p>")[0]).split())
     assert "(13 rows now): 1 rows are suppressed at read time" in text and "0 rows hold values unknown" in text
+
+
+@pytest.mark.parametrize("case", ["k=2 recursive (3,2)", "k=2 t=0.3 ordered cost", "k=2 t=0.4 equal"])
+def test_duckdb_view_with_one_key_column_per_quasi_identifier(tmp_path, monkeypatch, case):
+    """Classes keyed by one column per quasi-identifier (when the packed BIGINT key would overflow)."""
+    monkeypatch.setattr(views, "packed_key", lambda fs, qis: None)
+    privacy = PRIVACIES[case]
+    db, levels = duckdb_release(tmp_path, privacy)
+    con = duckdb.connect(db)
+    try:
+        assert "__sqlanon_k2" in con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'live_rel'").fetchone()[0]
+        for sql, _ in CHANGES:
+            con.execute(sql.format(t="live"))
+            assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
+                                     levels, privacy)
+    finally:
+        con.close()
