@@ -195,7 +195,7 @@ def drift_verdict(cov: dict, limits: dict, renode: dict | None = None) -> list[s
                        f"mapping tables, above release.drift.max_unknown = {limits['max_unknown']:g}")
     if renode is not None and renode.get("error"):
         reasons.append(f"a new search cannot run on the live source: {renode['error']}")
-    elif renode is not None and limits["renode"] and renode["levels"] != renode["released"]:
+    elif renode is not None and renode["levels"] != renode["released"]:
         reasons.append(f"a new search chooses another node ({renode['levels']}, released {renode['released']})")
     return reasons
 
