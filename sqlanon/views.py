@@ -3,8 +3,9 @@
 A view release (``release: {materialize: view}``) is computed from the live source at every read, so
 rows inserted, updated or deleted after the release change its classes. The view therefore enforces
 the policy itself: its SQL (`sql_templates/release_view_enforced.sql`) generalizes the live rows,
-measures each row's class (q*-block: the generalized quasi-identifiers) with window aggregates, and
-returns only rows of classes that satisfy every model of the policy. What is enforced at read time:
+measures every class (q*-block: the generalized quasi-identifiers, keyed by their integer codes) from
+per-(class, sensitive value) counts (GROUP BY; windows only over those small counts), and returns only
+rows of classes that satisfy every model of the policy. What is enforced at read time:
 
 - k-anonymity (Samarati and Sweeney; TKDD Sec. 2): the class has >= k rows;
 - distinct l-diversity (TKDD Sec. 4.1), entropy l-diversity (TKDD Def. 4.1: H >= ln l, natural log),
@@ -51,7 +52,7 @@ DEFAULT_DRIFT = {"max_suppressed": 0.05, "max_unknown": 0.0, "renode": False}
 
 @dataclass
 class SensitiveChecks:
-    """What the view checks on one sensitive attribute (None = not asked); `j` numbers its window columns."""
+    """What the view checks on one sensitive attribute (None = not asked); `j` numbers its work tables."""
 
     j: int
     col: str
