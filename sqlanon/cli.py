@@ -319,12 +319,19 @@ def check(policy, db, node, table, as_json):
             from .anonymizer import default_db
             db = str(default_db(load_policy(policy)))
     with Anonymization(pol, db=db, progress=Progress(enabled=False)) as run:
-        satisfied = _check_report(run, node, table, as_json)
+        view = _view_coverage(run, load_policy(policy), table)
+        satisfied = _check_report(run, node, table, as_json, view) and not (view or {}).get("drifted")
     if not satisfied:
         sys.exit(3)
 
 
-def _check_report(run, node, table, as_json) -> bool:
+def _view_coverage(run, policy, table):
+    """For the policy's own view release: its coverage and drift (sqlanon/views.py); None otherwise."""
+    from .views import view_release_coverage
+    return view_release_coverage(run.backend, policy, table) if table else None
+
+
+def _check_report(run, node, table, as_json, view=None) -> bool:
     levels = _parse_node(node) if node else {q: 0 for q in run.lattice.names}
     res = run.evaluate(levels)
     failing = int((~res.ok).sum())
@@ -338,6 +345,8 @@ def _check_report(run, node, table, as_json) -> bool:
             {"block": {q: _label(run, q, lvl, int(code)) for (q, lvl), code in zip(levels.items(), codes)},
              "rows": int(n)}
             for codes, n in list(zip(res.counts.block_codes[~res.ok], sizes))[:10]]
+    if view is not None:
+        report["view"] = view
     if as_json:
         _write_json(report, None)
     else:
@@ -350,6 +359,12 @@ def _check_report(run, node, table, as_json) -> bool:
         for ex in report.get("failing_examples", []):
             click.echo(f"  {_levels_text(ex['block'])}: {ex['rows']} rows")
         click.echo("satisfies the policy" if res.satisfied else "does NOT satisfy the policy")
+        if view is not None:
+            from .views import coverage_lines
+            for line in coverage_lines(view):
+                click.echo("view release: " + line)
+            for reason in view["reasons"]:
+                click.echo("drifted: " + reason)
     return bool(res.satisfied)
 
 
@@ -446,12 +461,12 @@ def apply(manifest, new_source, db, name, json_path, force, quiet):
 
 def _register_feature_commands() -> None:
     """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
-    from . import workflow_cli
+    from . import views_cli, workflow_cli
     from .experiments import cli as experiments_cli
     from .marginals import cli as marginals_cli
     from .maxent import cli as maxent_cli
     from .risk import cli as risk_cli
-    for module in (experiments_cli, workflow_cli, marginals_cli, maxent_cli, risk_cli):
+    for module in (experiments_cli, workflow_cli, views_cli, marginals_cli, maxent_cli, risk_cli):
         for command in module.COMMANDS:
             main.add_command(command)
 

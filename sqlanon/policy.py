@@ -61,6 +61,7 @@ class Release:
     export: list[Path] = field(default_factory=list)    # .parquet / .csv files to write the release to
     marginals: list = field(default_factory=list)
     replace: bool = True        # false: refuse to replace even this release's own earlier output
+    drift: dict = field(default_factory=dict)           # view releases: limits of `sqlanon status` (sqlanon.views)
 
 
 @dataclass(frozen=True)
@@ -323,10 +324,10 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
                    quasi_identifiers: dict | None = None) -> Release:
     quasi_identifiers = quasi_identifiers or {}
     raw = _require_mapping(raw or {}, "release")
-    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "replace"}
+    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "replace", "drift"}
     if unknown:
         raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, "
-                          "marginals, replace")
+                          "marginals, replace, drift")
     replace = raw.get("replace", True)
     if not isinstance(replace, bool):
         raise PolicyError("release.replace", f"must be true or false; got {replace!r}")
@@ -354,7 +355,9 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")), replace)
+    from .views import parse_drift   # release.drift: the limits `sqlanon status` checks a view release against
+    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")), replace,
+                   parse_drift(raw.get("drift")))
 
 
 def _parse_marginals(raw) -> list[dict]:

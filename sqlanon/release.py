@@ -5,7 +5,8 @@ chosen level (the original value at level 0), the sensitive attributes and any `
 are copied unchanged, and the rows of suppressed blocks are left out. A table is built under a
 temporary name and swapped in by one transaction (drop old, rename new), so a failed run leaves the
 previous release, or nothing, never half a table. A view needs its mapping tables to persist: they are
-written beside it (``<name>__map_<i>``) in the same transaction.
+written beside it (``<name>__map_<i>``) in the same transaction. A view enforces the policy at every
+read (`sqlanon.views`).
 
 Ownership: before anything is built, every name the release will write is checked against the release
 catalog (`sqlanon.catalog`): the source table is never a target, and an existing table or view is
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import templates
+from . import templates, views
 from .checker import NodeResult
 from .engine import Backend
 from .catalog import (CATALOG, Catalog, Target, check_file_target, check_targets, leftovers,
@@ -207,7 +208,8 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             raise
     else:
         source = _view_source(policy, fs)
-        maps = {q.name: f"{name}__map_{q.index}" for q in fs.qis}
+        maps = views.view_maps(policy, fs)
+        views.enforcement(policy, views.view_criteria(policy, fs))   # refuse what a view cannot enforce, first
         try:
             for c in companions:
                 c.build()
@@ -217,9 +219,9 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 b.drop_relation(name)
                 for q in fs.qis:
                     b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
-                supp = fs.create_suppressed_table(result, name=f"{name}__suppressed", temp=False)
-                b.execute("release_view.sql", name=name,
-                          **_select_context(policy, fs, result, maps, supp, source))
+                # the view enforces the policy at every read (sqlanon/views.py), the release's
+                # suppressed blocks included: they fail the same checks
+                views.create_view(b, name, policy, fs, result.levels, maps, source)
                 for c in companions:
                     c.swap()
                 _drop_stale(b, catalog, stale)

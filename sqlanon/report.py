@@ -57,6 +57,7 @@ from .lattice import direct_generalizations
 from .metrics import METRICS, all_metrics
 from .risk.report_section import SECTION as RISK_SECTION
 from .risk.report_section import risk_context, risk_svg, top_risk
+from .views import view_release_coverage
 
 MIN_CELL = 10
 HASSE_MAX_NODES = 300
@@ -212,7 +213,7 @@ def _models(run: Anonymization, result) -> list[dict]:
 
 
 def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: list[str] = (),
-                   manifest_path: str | None = None) -> dict:
+                   manifest_path: str | None = None, view: dict | None = None) -> dict:
     """Everything the page shows, computed from the run (searching and choosing first if needed)."""
     options = options or ReportOptions()
     options.check()
@@ -261,7 +262,25 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "suppressed": result.suppressed_rows,
         "attacks": reports, "similarity": similarity,
         "risk": risk_context(run, result.released_sizes),
+        "view": view or _view_coverage(run),
     }
+
+
+def _view_coverage(run: Anonymization) -> dict | None:
+    """A view release's rows suppressed at read time and rows with unknown values (sqlanon.views), when the
+    run's database holds the view."""
+    if run.policy.release.materialize != "view":
+        return None
+    return view_release_coverage(run.backend, run.policy, run.policy.release.name)
+
+
+def _manifest_view_coverage(manifest_path, db) -> dict | None:
+    """The same for a manifest's view release, read in the release's database (None for a table release)."""
+    from .views import status
+    try:
+        return status(manifest_path, db=db, renode=False)
+    except (PolicyError, DataError):
+        return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -552,6 +571,15 @@ ones (circled), then the other satisfying ones.{% endif %}</p>
 {% endfor %}
 </table>
 
+{% if view %}
+<h2 id="view">The view at read time</h2>
+<p id="view-coverage">The release is a view that enforces the policy at every read over the live source
+({{ cells.count(view.source_rows) }} {{ unit }} now): {{ cells.count(view.suppressed_rows) }} {{ unit }} are
+suppressed at read time (their classes fail the policy) and {{ cells.count(view.unknown_rows) }} {{ unit }} hold
+values unknown to the mapping tables (released at the hierarchy's top).{% if view.drifted and not options.external %} Drifted past
+<code>release.drift</code>: {{ view.reasons | join("; ") }}.{% endif %}</p>
+{% endif %}
+
 <h2 id="privacy">Privacy models</h2>
 <table>
 <tr><th class="l">model (required)</th><th class="l">attribute</th><th class="l">achieved by the release</th></tr>
@@ -670,9 +698,9 @@ def _write_atomically(path: Path, text: str) -> Path:
 
 
 def write_report(run: Anonymization, path, external: bool = False, warnings: list[str] = (),
-                 manifest_path: str | None = None, **options) -> Path:
+                 manifest_path: str | None = None, view: dict | None = None, **options) -> Path:
     """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
-    context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path)
+    context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path, view)
     return _write_atomically(Path(path), render(context))
 
 
@@ -750,7 +778,8 @@ def report_from_manifest(manifest_path, out=None, external: bool = False, db=Non
     manifest_path = Path(manifest_path)
     if out is None:
         out = manifest_path.with_suffix(".external.html" if external else ".html")
+    view = _manifest_view_coverage(manifest_path, db)    # before the run attaches the database read-only
     run, _, warnings = open_manifest_run(manifest_path, db, progress)
     with run:
         return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
-                            **options)
+                            view=view, **options)

@@ -95,6 +95,18 @@ def _int(value) -> str:
     return str(int(value))
 
 
+def _num(value) -> str:
+    """Render a finite real number as a SQL literal, for statements that cannot hold bound parameters
+    (a view's definition): the value goes through float(), so only digits, '.', 'e' and a sign reach SQL."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a number: {value!r}")
+    x = float(value)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(f"not a finite number: {value!r}")
+    text = repr(x)
+    return f"({text})" if x < 0 else text
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     loader = jinja2.FunctionLoader(_load_template)
@@ -102,6 +114,7 @@ def environment() -> jinja2.Environment:
                              lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
     env.filters["ident"] = ident
     env.filters["int"] = _int
+    env.filters["num"] = _num
     env.filters["sqltype"] = _sqltype
     env.filters["relation"] = relation
     env.filters["relation_last"] = relation_last

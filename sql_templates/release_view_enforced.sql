@@ -1,0 +1,152 @@
+{# A self-enforcing view release (sqlanon/views.py, docs/DESIGN.md section 4): the generalizing SELECT over
+   the live source; every class (q*-block) is measured at read time and only rows of classes that
+   satisfy the policy are returned.
+   - "__sqlanon_g": the generalized rows, and per quasi-identifier an integer class key "__sqlanon_k<i>":
+     the mapping table's code at the released level, -1 for a value missing from the mapping table
+     (such a value is released at the hierarchy's top label, NULL at level 0), the top's code when the
+     released level is the top. Keys are never NULL, so
+     classes join back by plain equality on every engine. Classes by code may be finer than classes by
+     label (an unknown value beside a known one with the same label): every model holds for a union of
+     classes that each satisfy it (monotonicity), so enforcing the finer classes is enough.
+   - "__sqlanon_cs<j>": per (class, value of sensitive attribute j) the count ns; "__sqlanon_m<j>" adds
+     per class n = sum ns, the value's rank by ns, and its share q in the live source (windows over the
+     small per-class table); "__sqlanon_c<j>" per class: distinct values, sum ns ln ns (entropy
+     H = ln n - (sum ns ln ns)/n), r1 and the sum of the l-1 largest counts (recursive (c,l): r1 < c
+     (n - top)), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q); "__sqlanon_o<j>": the ordered EMD from a
+     grid of classes x the live domain's positions (t-closeness paper, Sec. 4.2).
+   The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
+{% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
+{% macro code(qi, lvl) %}COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}){% endmacro %}
+CREATE OR REPLACE VIEW {{ name | relation }} AS
+WITH "__sqlanon_g" AS (
+    SELECT
+{% for col, qi, lvl in columns %}
+{% if qi is none %}
+        src.{{ col | ident }},
+{% elif lvl == 0 %}
+        CASE WHEN m{{ qi.index }}."value" IS NULL THEN NULL ELSE src.{{ col | ident }} END AS {{ col | ident }},
+{% else %}
+        COALESCE(m{{ qi.index }}.{{ ('l%d' % lvl) | ident }}, t{{ qi.index }}."top") AS {{ col | ident }},
+{% endif %}
+{% endfor %}
+{% if packed %}
+        {% for col, qi, lvl in columns %}{% if qi is not none %}{% if col != qi_cols[0] %} + {% endif %}({{ code(qi, lvl) }} + 1) * {{ packed[col] | int }}{% endif %}{% endfor %} AS {{ keys[0] | ident }}
+{% else %}
+{% for col, qi, lvl in columns %}
+{% if qi is not none %}
+        {{ code(qi, lvl) }} AS {{ ('__sqlanon_k%d' % qi_cols.index(col)) | ident }}{% if col != qi_cols[-1] %},{% endif %}
+
+{% endif %}
+{% endfor %}
+{% endif %}
+    FROM {{ source | relation }} AS src
+{% for col, qi, lvl in columns %}
+{% if qi is not none %}
+{% if lvl > 0 %}
+    CROSS JOIN (SELECT MIN({{ ('l%d' % qi.height) | ident }}) AS "top", MIN({{ ('c%d' % qi.height) | ident }}) AS "topc" FROM {{ maps[qi.name] | relation }}) AS t{{ qi.index }}
+{% endif %}
+    LEFT JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
+{% endif %}
+{% endfor %}
+)
+{% for s in sens %}
+{% set j = s.j %}
+, {{ ('__sqlanon_cs%d' % j) | ident }} AS (
+    SELECT {{ K }}, {{ s.col | ident }} AS "v", COUNT(*) AS "ns"
+    FROM "__sqlanon_g" GROUP BY {{ K }}, {{ s.col | ident }}
+), {{ ('__sqlanon_m%d' % j) | ident }} AS (
+    SELECT cs.*
+{% if s.t_equal is not none %}
+           , SUM("ns") OVER (PARTITION BY {{ K }}) AS "n"
+{% endif %}
+{% if s.recursive is not none and s.recursive.l > 2 %}
+           , ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank"
+{% endif %}
+{% if s.t_equal is not none %}
+           , CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
+{% endif %}
+{% if s.t_ordered is not none %}
+           , DENSE_RANK() OVER (ORDER BY "v") AS "pos"
+{% endif %}
+    FROM {{ ('__sqlanon_cs%d' % j) | ident }} AS cs
+), {{ ('__sqlanon_c%d' % j) | ident }} AS (
+    SELECT {{ K }},
+           SUM("ns") AS "n",
+           COUNT(*) AS "d",
+           SUM("ns" * LN("ns")) AS "xl",
+           MAX("ns") AS "r1"
+{% if s.recursive is not none and s.recursive.l > 2 %}
+           , SUM(CASE WHEN "rank" < {{ s.recursive.l | int }} THEN "ns" ELSE 0 END) AS "top"
+{% elif s.recursive is not none %}
+           , MAX("ns") AS "top"
+{% endif %}
+{% if s.t_equal is not none %}
+           , 0.5 * (SUM(ABS(CAST("ns" AS DOUBLE) / "n" - "q")) + 1 - SUM("q")) AS "emd_equal"
+{% endif %}
+    FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY {{ K }}
+)
+{% if s.t_ordered is not none %}
+, {{ ('__sqlanon_oq%d' % j) | ident }} AS (
+    SELECT "pos", SUM(SUM("ns")) OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cq",
+           SUM(SUM("ns")) OVER () AS "total", COUNT(*) OVER () AS "m"
+    FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY "pos"
+), {{ ('__sqlanon_ocum%d' % j) | ident }} AS (
+    SELECT {% for key in keys %}c.{{ key | ident }}, {% endfor %}q."m",
+           ABS(CAST(SUM(COALESCE(x."ns", 0)) OVER (PARTITION BY {% for key in keys %}{% if not loop.first %}, {% endif %}c.{{ key | ident }}{% endfor %}
+                                                ORDER BY q."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) / c."n"
+               - CAST(q."cq" AS DOUBLE) / q."total") AS "dev"
+    FROM {{ ('__sqlanon_c%d' % j) | ident }} AS c
+    CROSS JOIN {{ ('__sqlanon_oq%d' % j) | ident }} AS q
+    LEFT JOIN {{ ('__sqlanon_m%d' % j) | ident }} AS x ON x."pos" = q."pos"{% for key in keys %} AND x.{{ key | ident }} = c.{{ key | ident }}{% endfor %}
+
+), {{ ('__sqlanon_o%d' % j) | ident }} AS (
+    SELECT {{ K }}, CASE WHEN MAX("m") > 1 THEN SUM("dev") / (MAX("m") - 1) ELSE 0 END AS "emd_ordered"
+    FROM {{ ('__sqlanon_ocum%d' % j) | ident }} GROUP BY {{ K }}
+)
+{% endif %}
+{% endfor %}
+, "__sqlanon_n" AS (
+{% if sens %}
+    SELECT {{ K }}, SUM("ns") AS "n" FROM {{ ('__sqlanon_cs%d' % sens[0].j) | ident }} GROUP BY {{ K }}
+{% else %}
+    SELECT {{ K }}, COUNT(*) AS "n" FROM "__sqlanon_g" GROUP BY {{ K }}
+{% endif %}
+)
+, "__sqlanon_ok" AS (
+    SELECT {% for key in keys %}n.{{ key | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+
+    FROM "__sqlanon_n" AS n
+{% for s in sens %}
+    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
+
+{% if s.t_ordered is not none %}
+    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
+
+{% endif %}
+{% endfor %}
+    WHERE n."n" >= {{ k | int }}
+{% for s in sens %}
+{% if s.distinct is not none %}
+      AND c{{ s.j }}."d" >= {{ s.distinct | int }}
+{% endif %}
+{% if s.entropy is not none %}
+      AND LN(c{{ s.j }}."n") - c{{ s.j }}."xl" / c{{ s.j }}."n" >= {{ s.entropy | num }}
+{% endif %}
+{% if s.recursive is not none and s.recursive.l > 1 %}
+      AND c{{ s.j }}."r1" < {{ s.recursive.c | num }} * (c{{ s.j }}."n" - c{{ s.j }}."top")
+{% endif %}
+{% if s.t_equal is not none %}
+      AND c{{ s.j }}."emd_equal" <= {{ s.t_equal | num }}
+{% endif %}
+{% if s.t_ordered is not none %}
+      AND o{{ s.j }}."emd_ordered" <= {{ s.t_ordered | num }}
+{% endif %}
+{% endfor %}
+)
+SELECT
+{% for col, qi, lvl in columns %}
+    g.{{ col | ident }}{% if not loop.last %},{% endif %}
+
+{% endfor %}
+FROM "__sqlanon_g" AS g
+JOIN "__sqlanon_ok" AS ok ON {% for key in keys %}{% if not loop.first %} AND {% endif %}ok.{{ key | ident }} = g.{{ key | ident }}{% endfor %}

@@ -1,0 +1,463 @@
+"""Self-enforcing view releases (sqlanon/views.py): after the release, rows are inserted, updated and
+deleted in the source, each change aimed at breaking the policy (a small class, a homogeneous class, a
+class whose distribution is far from the table's, values unknown to the hierarchies); every read of the
+view must still satisfy every model of the policy.
+
+The reference is independent of the view's SQL: pandas generalizes the live source rows with the
+hierarchy CSVs (an unknown value goes to '*'), measures every class with its own formulas (k, distinct,
+entropy and recursive l-diversity, equal and ordered EMD against the live table) and keeps the rows
+of passing classes; the view must return exactly those rows (so it neither leaks nor over-suppresses),
+and the models are checked once more on the view's own rows.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+
+import duckdb
+import pandas as pd
+import pytest
+from conftest import HOSPITAL
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixtures)
+
+from sqlanon import views
+from sqlanon.anonymizer import Anonymization
+from sqlanon.errors import PolicyError
+
+QI = ["zip_code", "age", "nationality"]
+
+
+def _taxonomy(path) -> dict[str, list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return {r[0]: r for r in rows[1:]}
+
+
+ZIP = _taxonomy(HOSPITAL / "hierarchies" / "zip_code.csv")
+AGE = _taxonomy(HOSPITAL / "hierarchies" / "age.csv")
+NATIONALITIES = {"Russian", "American", "Japanese", "Indian"}
+
+
+def base_frame() -> pd.DataFrame:
+    """TKDD Figure 1 with a numeric sensitive column `cost` (for the ordered distance)."""
+    df = pd.read_csv(HOSPITAL / "hospital.csv")
+    df["cost"] = [(i * 7) % 5 * 100 for i in range(len(df))]
+    return df
+
+
+def generalize(df: pd.DataFrame, levels: dict[str, int]) -> pd.DataFrame:
+    out = df.copy()
+    for col, table in (("zip_code", ZIP), ("age", AGE)):
+        lvl = levels[col]
+        # a value missing from the hierarchy: its top '*', or NULL when the level is 0 (the original values)
+        out[col] = [table[str(v)][lvl] if str(v) in table else ("*" if lvl else None) for v in df[col]]
+    if levels["nationality"]:
+        out["nationality"] = "*"
+    else:
+        out["nationality"] = [v if v in NATIONALITIES else None for v in df["nationality"]]
+    return out
+
+
+def class_ok(g: pd.DataFrame, privacy: dict, source: pd.DataFrame) -> bool:
+    """Every model of `privacy` on one class, from its rows; Q of t-closeness is the live source's."""
+    n = len(g)
+    if n < privacy.get("k", 1):
+        return False
+    ld = privacy.get("l_diversity")
+    if ld:
+        counts = sorted(Counter(g["condition"]).values(), reverse=True)
+        if ld["variant"] == "distinct" and len(counts) < ld["l"]:
+            return False
+        if ld["variant"] == "entropy":
+            h = -sum(c / n * math.log(c / n) for c in counts)
+            if h < math.log(ld["l"]) - 1e-9:
+                return False
+        if ld["variant"] == "recursive" and ld["l"] > 1 and not counts[0] < ld["c"] * sum(counts[ld["l"] - 1:]):
+            return False
+    tc = privacy.get("t_closeness")
+    if tc:
+        col = tc.get("attribute", "condition")
+        domain = sorted(source[col].unique())
+        q = source[col].value_counts(normalize=True)
+        p = g[col].value_counts(normalize=True)
+        diff = [p.get(v, 0.0) - q.get(v, 0.0) for v in domain]
+        if tc["distance"] == "equal":
+            d = sum(abs(x) for x in diff) / 2
+        else:
+            cum, d = 0.0, 0.0
+            for x in diff:
+                cum += x
+                d += abs(cum)
+            d = d / (len(domain) - 1) if len(domain) > 1 else 0.0
+        if d > tc["t"] + 1e-9:
+            return False
+    return True
+
+
+def expected_view(source: pd.DataFrame, levels: dict, privacy: dict) -> pd.DataFrame:
+    gen = generalize(source, levels)
+    keep = gen.groupby(QI, dropna=False, group_keys=False).filter(lambda g: class_ok(g, privacy, source))
+    return keep
+
+
+def _rows(df: pd.DataFrame) -> Counter:
+    return Counter(tuple(None if pd.isna(v) else str(v) for v in r) for r in df[QI + ["condition", "cost"]].itertuples(index=False))
+
+
+def assert_view_keeps_policy(view_rows: pd.DataFrame, source: pd.DataFrame, levels: dict, privacy: dict) -> None:
+    want = expected_view(source, levels, privacy)
+    assert _rows(view_rows) == _rows(want)
+    for _, g in view_rows.groupby(QI, dropna=False):
+        assert class_ok(g, privacy, source), g
+
+
+# -- the release -------------------------------------------------------------------------------------
+
+PRIVACIES = {
+    "k=4": {"k": 4},
+    "k=2 distinct l=2": {"k": 2, "l_diversity": {"variant": "distinct", "l": 2}},
+    "k=2 entropy l=1.8": {"k": 2, "l_diversity": {"variant": "entropy", "l": 1.8}},
+    "k=2 recursive (3,2)": {"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3}},
+    "k=2 t=0.4 equal": {"k": 2, "t_closeness": {"t": 0.4, "distance": "equal"}},
+    "k=2 t=0.3 ordered cost": {"k": 2, "t_closeness": {"t": 0.3, "distance": "ordered", "attribute": "cost"}},
+}
+
+
+def policy(source: dict, privacy: dict, **release) -> dict:
+    return {"source": source,
+            "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                                  "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                                  "nationality": {"hierarchy": "suppress"}},
+            "sensitive": ["condition", "cost"], "privacy": privacy, "utility": "height",
+            "release": {"name": "live_rel", "materialize": "view", **release}}
+
+
+def duckdb_release(tmp_path, privacy: dict) -> tuple[str, dict]:
+    db = str(tmp_path / "live.duckdb")
+    con = duckdb.connect(db)
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.close()
+    with Anonymization(policy({"database": db, "table": "live"}, privacy), db=db) as run:
+        run.search()
+        run.choose()
+        run.materialize()
+        levels = dict(run.chosen.levels)
+    return db, levels
+
+
+# Adversarial changes: (SQL, why). Values 13053 / 50 are known to the hierarchies; 99999, 77, 'Martian' not.
+CHANGES = [
+    ("INSERT INTO {t} VALUES (13053, 50, 'Indian', 'Cancer', 0)", "a class of 1 row (1305*/130**, [40, 60))"),
+    ("INSERT INTO {t} VALUES (14853, 21, 'Russian', 'Cancer', 400)", "another class of 1 row"),
+    ("INSERT INTO {t} SELECT 14850, 22 + i, 'American', 'Flu', 400 FROM range(4) t(i)",
+     "a homogeneous class of 4 with a new condition and the largest cost"),
+    ("INSERT INTO {t} VALUES (99999, 77, 'Martian', 'Cancer', 0)", "values unknown to every hierarchy"),
+    ("INSERT INTO {t} SELECT 13068, 77 + i, 'Martian', 'Cancer', 0 FROM range(3) t(i)", "unknown ages"),
+    ("UPDATE {t} SET condition = 'Cancer', cost = 0 WHERE zip_code = 14853", "a class made homogeneous"),
+    ("DELETE FROM {t} WHERE zip_code = 14850 AND age = 47", "a class shrunk below k"),
+    ("UPDATE {t} SET age = 55 WHERE zip_code = 13068 AND age = 29", "a row moved to another class"),
+    ("INSERT INTO {t} SELECT 13053, 31 + i, 'Japanese', 'Cancer', 0 FROM range(6) t(i)",
+     "a class pushed far from the table's distribution"),
+]
+
+
+@pytest.mark.parametrize("case", list(PRIVACIES))
+def test_duckdb_view_keeps_policy_through_adversarial_changes(tmp_path, case):
+    privacy = PRIVACIES[case]
+    db, levels = duckdb_release(tmp_path, privacy)
+    con = duckdb.connect(db)
+    try:
+        source = con.execute("SELECT * FROM live").df()
+        assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), source, levels, privacy)
+        shown_before = con.execute("SELECT COUNT(*) FROM live_rel").fetchone()[0]
+        assert shown_before > 0
+        for sql, why in CHANGES:
+            con.execute(sql.format(t="live"))
+            source = con.execute("SELECT * FROM live").df()
+            view = con.execute("SELECT * FROM live_rel").df()
+            assert_view_keeps_policy(view, source, levels, privacy), why
+    finally:
+        con.close()
+
+
+def test_issue_example_a_known_row_no_longer_shows_a_class_of_one(tmp_path):
+    """The issue: hospital, k = 4, one row (13053, 50) inserted; the view showed a class of 1 row
+    (here 130**, >=40, *: this hierarchy's labels)."""
+    db, _ = duckdb_release(tmp_path, {"k": 4})
+    con = duckdb.connect(db)
+    try:
+        before = con.execute("SELECT COUNT(*) FROM live_rel").fetchone()[0]
+        con.execute("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0)")
+        sizes = con.execute(f"SELECT COUNT(*) FROM live_rel GROUP BY {', '.join(QI)}").fetchall()
+        assert before == 12 and min(n for (n,) in sizes) >= 4
+        assert con.execute("SELECT COUNT(*) FROM live_rel").fetchone()[0] == 12   # the new row is held back
+        # three more rows of that class make it 4-anonymous: now all 4 show
+        con.execute("INSERT INTO live VALUES (13068, 47, 'Indian', 'Flu', 0), (13053, 49, 'Japanese', 'Flu', 0), "
+                    "(13068, 55, 'Russian', 'Cancer', 200)")
+        assert con.execute("SELECT COUNT(*) FROM live_rel").fetchone()[0] == 16
+        # an unknown age is not dropped silently: released at '*', counted, held back as a class of 1
+        con.execute("INSERT INTO live VALUES (13053, 99, 'Indian', 'Flu', 0)")
+        cov = views.coverage(_Duck(con), "live_rel", "live", [(q, f"live_rel__map_{i}") for i, q in enumerate(QI)])
+        assert cov == {"source_rows": 17, "view_rows": 16, "suppressed_rows": 1, "unknown_rows": 1,
+                       "suppressed_share": 1 / 17, "unknown_share": 1 / 17}
+    finally:
+        con.close()
+
+
+class _Duck:
+    """The two Backend calls `views.coverage` makes, over a plain DuckDB connection."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def fetchone(self, template, **ctx):
+        from sqlanon import templates
+        return self.con.execute(templates.render_for(template, **ctx)).fetchone()
+
+
+OPS = st.lists(st.one_of(
+    st.tuples(st.just("insert"), st.sampled_from([13053, 13068, 14850, 14853, 99999]),
+              st.sampled_from([21, 28, 35, 47, 50, 55, 60, 77]),
+              st.sampled_from(["Russian", "American", "Indian", "Martian"]),
+              st.sampled_from(["Cancer", "Flu", "Heart Disease", "Viral Infection"]), st.sampled_from([0, 200, 400])),
+    st.tuples(st.just("delete"), st.integers(0, 30))), min_size=1, max_size=12)
+
+
+@pytest.fixture(scope="module")
+def hypothesis_releases(tmp_path_factory):
+    out = {}
+    for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"):
+        out[case] = duckdb_release(tmp_path_factory.mktemp(case.replace(" ", "_").replace("=", "")), PRIVACIES[case])
+    return out
+
+
+@pytest.mark.parametrize("case", ["k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_duckdb_view_random_inserts_and_deletes(hypothesis_releases, case, ops):
+    db, levels = hypothesis_releases[case]
+    con = duckdb.connect(db)
+    try:
+        con.execute("BEGIN")
+        for op in ops:
+            if op[0] == "insert":
+                con.execute("INSERT INTO live VALUES (?, ?, ?, ?, ?)", list(op[1:]))
+            else:
+                con.execute("DELETE FROM live WHERE rowid = (SELECT rowid FROM live ORDER BY rowid LIMIT 1 OFFSET ?)",
+                            [op[1]])
+            source = con.execute("SELECT * FROM live").df()
+            assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), source, levels, PRIVACIES[case])
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+
+
+@pytest.mark.parametrize("privacy, field", [
+    ({"k": 2, "t_closeness": {"t": 0.4, "distance": "hierarchical"}}, "privacy.t_closeness.distance"),
+    ({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3, "dont_care": ["Flu"]}},
+     "privacy.l_diversity.dont_care"),
+])
+def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
+    db = str(tmp_path / "r.duckdb")
+    con = duckdb.connect(db)
+    frame = base_frame()
+    frame.loc[0, "condition"] = "Flu"
+    con.register("base", frame)
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.close()
+    pol = policy({"database": db, "table": "live"}, privacy)
+    pol["sensitive"] = {"condition": {"hierarchy": "suppress"}, "cost": None}
+    with Anonymization(pol, db=db) as run:
+        run.search()
+        run.choose()
+        with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
+            run.materialize()
+    con = duckdb.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'live_rel%'").fetchone()[0] == 0
+    con.close()
+
+
+def test_num_filter_renders_only_numbers():
+    from sqlanon.templates import _num
+    assert _num(0.3) == "0.3" and _num(4) == "4.0" and _num(-1.5) == "(-1.5)"
+    for bad in ("1; DROP TABLE x", float("nan"), float("inf"), True):
+        with pytest.raises(ValueError):
+            _num(bad)
+
+
+# -- PostgreSQL and Spark -------------------------------------------------------------------------
+
+ENGINE_CASES = ["k=2 recursive (3,2)", "k=2 t=0.4 equal", "k=2 t=0.3 ordered cost"]
+
+
+def _engine_changes(engine: str, table: str) -> list[str]:
+    rng = "generate_series(0, {n}) AS t(i)" if engine == "postgres" else "range(0, {m}) AS t(i)"
+    out = []
+    for sql, _ in CHANGES:
+        sql = sql.format(t=table)
+        if "range(" in sql:
+            n = int(sql.split("range(")[1].split(")")[0])
+            sql = sql.split("FROM range(")[0] + "FROM " + rng.format(n=n - 1, m=n)
+        out.append(sql)
+    return out
+
+
+@pytest.mark.parametrize("case", ENGINE_CASES)
+def test_postgres_view_keeps_policy(postgres, tmp_path, case):  # noqa: F811
+    import psycopg
+
+    from sqlanon.engines.postgres import PostgresBackend
+    table = "live_" + str(ENGINE_CASES.index(case))
+    privacy = PRIVACIES[case]
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute(f'DROP VIEW IF EXISTS "{table}_rel"')
+        con.execute(f'DROP TABLE IF EXISTS "{table}"')
+        PostgresBackend(con, owned=False).create_table_from_frame(table, base_frame(), temp=False)
+    pol = policy({"engine": "postgres", "dsn_env": PG_ENV, "table": table}, privacy, name=f"{table}_rel")
+    with Anonymization(pol, db=tmp_path / "x.duckdb") as run:
+        run.search()
+        run.choose()
+        run.materialize()
+        levels = dict(run.chosen.levels)
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        def frame(rel):
+            cur = con.execute(f'SELECT * FROM "{rel}"')
+            return pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description])
+        assert_view_keeps_policy(frame(f"{table}_rel"), frame(table), levels, privacy)
+        for sql in _engine_changes("postgres", table):
+            con.execute(sql)
+            assert_view_keeps_policy(frame(f"{table}_rel"), frame(table), levels, privacy)
+
+
+def test_spark_view_keeps_policy(spark, tmp_path):  # noqa: F811
+    case = "k=2 t=0.3 ordered cost"
+    privacy = PRIVACIES[case]
+    table = "live_spark"
+    spark.sql(f"DROP VIEW IF EXISTS {table}_rel")
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    spark.createDataFrame(base_frame()).write.saveAsTable(table)
+    pol = policy({"engine": "spark", "master": "local[2]", "table": table}, privacy, name=f"{table}_rel")
+    with Anonymization(pol, db=tmp_path / "x.duckdb") as run:
+        run.search()
+        run.choose()
+        run.materialize()
+        levels = dict(run.chosen.levels)
+    assert spark.catalog.getTable(f"{table}_rel").tableType == "VIEW"
+    assert_view_keeps_policy(spark.table(f"{table}_rel").toPandas(), spark.table(table).toPandas(), levels, privacy)
+    # Spark tables take INSERT (UPDATE / DELETE need Delta): the inserting changes, then an overwrite that deletes
+    for sql in _engine_changes("spark", table):
+        if sql.startswith("INSERT"):
+            spark.sql(sql)
+            assert_view_keeps_policy(spark.table(f"{table}_rel").toPandas(), spark.table(table).toPandas(),
+                                     levels, privacy)
+    kept = spark.table(table).toPandas()
+    kept = kept[~((kept.zip_code == 14850) & (kept.age == 47))]
+    spark.createDataFrame(kept).write.mode("overwrite").saveAsTable(table + "_tmp")
+    spark.sql(f"INSERT OVERWRITE TABLE {table} SELECT * FROM {table}_tmp")
+    assert_view_keeps_policy(spark.table(f"{table}_rel").toPandas(), spark.table(table).toPandas(), levels, privacy)
+
+
+# -- coverage and drift: `sqlanon check --table VIEW` and `sqlanon status MANIFEST` ---------------------
+
+def _cli_release(tmp_path, drift: dict) -> tuple:
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.close()
+    pol = policy({"database": str(db), "table": "live"}, {"k": 4}, drift=drift)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
+    runner = CliRunner()
+    r = runner.invoke(main, ["anonymize", str(tmp_path / "p.yaml"), "--json", str(tmp_path / "m.json"), "-q"])
+    assert r.exit_code == 0, r.output
+
+    def run(*args):
+        return runner.invoke(main, list(args))
+
+    def sql(text):
+        c = duckdb.connect(str(db))
+        c.execute(text)
+        c.close()
+    return run, sql, str(tmp_path / "p.yaml"), str(tmp_path / "m.json")
+
+
+def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values(tmp_path):
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1, "max_unknown": 0.2})
+    r = run("status", manifest, "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (12, 12, 0, 0)
+    assert got["drifted"] is False and "new_levels" not in got
+    # one known row (a class of 1, held back) and one with an unknown age (released at '*', held back)
+    sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0), (13053, 77, 'Indian', 'Flu', 0)")
+    r = run("status", manifest, "--json")
+    got = json.loads(r.output)
+    assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (14, 12, 2, 1)
+    assert r.exit_code == 3 and got["drifted"] and len(got["reasons"]) == 1 and "max_suppressed" in got["reasons"][0]
+    r = run("check", pol, "--table", "live_rel")
+    assert r.exit_code == 3
+    assert "suppressed at read time: 2 rows (14.29%" in r.output and "unknown to the mapping tables: 1 source rows" in r.output
+    assert "satisfies the policy" in r.output   # what the view shows does; the drift makes the exit code 3
+
+
+def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path):
+    run, sql, _, manifest = _cli_release(tmp_path, {"max_suppressed": 0.5, "renode": True})
+    r = run("status", manifest, "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["new_levels"] == {"zip_code": 1, "age": 1, "nationality": 1}
+    sql("INSERT INTO live SELECT l.* FROM live AS l, range(4)")   # every row 5 times: the original table is 4-anonymous
+    r = run("status", manifest, "--json")
+    got = json.loads(r.output)
+    assert r.exit_code == 3 and got["new_levels"] == {"zip_code": 0, "age": 0, "nationality": 0}
+    assert got["suppressed_rows"] == 0 and got["reasons"] == [
+        ("a new search chooses another node ({'zip_code': 0, 'age': 0, 'nationality': 0}, released "
+         "{'zip_code': 1, 'age': 1, 'nationality': 1})")]
+    assert run("status", manifest, "--no-renode").exit_code == 0
+
+
+@pytest.mark.parametrize("drift, message", [
+    ({"max_suppressed": 2}, "release.drift.max_suppressed"),
+    ({"renode": "yes"}, "release.drift.renode"),
+    ({"max_rows": 1}, "release.drift.max_rows"),
+])
+def test_bad_drift_limits_are_refused(drift, message):
+    with pytest.raises(PolicyError, match=message):
+        views.parse_drift(drift)
+
+
+def test_report_says_what_the_view_suppresses_at_read_time(tmp_path):
+    run, sql, _, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1})
+    sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0)")
+    out = tmp_path / "r.html"
+    r = run("report", manifest, "--out", str(out), "-q")
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert 'id="view-coverage"' in page
+    import re
+    text = " ".join(re.sub(r"<[^>]+>", "", page.split("id=\"view-coverage\">")[1].split("</p>")[0]).split())
+    assert "(13 rows now): 1 rows are suppressed at read time" in text and "0 rows hold values unknown" in text
+
+
+@pytest.mark.parametrize("case", ["k=2 recursive (3,2)", "k=2 t=0.3 ordered cost", "k=2 t=0.4 equal"])
+def test_duckdb_view_with_one_key_column_per_quasi_identifier(tmp_path, monkeypatch, case):
+    """Classes keyed by one column per quasi-identifier (when the packed BIGINT key would overflow)."""
+    monkeypatch.setattr(views, "packed_key", lambda fs, qis: None)
+    privacy = PRIVACIES[case]
+    db, levels = duckdb_release(tmp_path, privacy)
+    con = duckdb.connect(db)
+    try:
+        assert "__sqlanon_k2" in con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'live_rel'").fetchone()[0]
+        for sql, _ in CHANGES:
+            con.execute(sql.format(t="live"))
+            assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
+                                     levels, privacy)
+    finally:
+        con.close()
