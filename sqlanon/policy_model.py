@@ -16,7 +16,8 @@ import difflib
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictFloat, StrictInt,
+                      StrictStr, Tag, ValidationError, model_validator)
 
 from .errors import PolicyError
 
@@ -31,10 +32,18 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-Number = Annotated[float, Field(allow_inf_nan=False)]
-Name = Annotated[str, Field(min_length=1)]
+
+
+def _whole(value: Any) -> Any:
+    """3.0 is the integer 3 (YAML and JSON writers may give whole numbers as floats); 2.5 stays refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]       # int or float, never bool or text
+PositiveInteger = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole)]   # the bound inside: in the schema
+Name = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-Scalar = Union[str, int, float, bool]
+Scalar = Union[StrictStr, StrictInt, StrictFloat, Annotated[bool, Field(strict=True)]]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -131,7 +140,7 @@ class RoundHierarchy(Strict):
     """Numbers with one more digit rounded away per level."""
 
     hierarchy: Literal["round"] = Field(description="The hierarchy kind.", examples=["round"])
-    levels: int = Field(ge=1, le=ROUND_LEVELS, description="Digits to round away (levels of the hierarchy).",
+    levels: StrictInt = Field(ge=1, le=ROUND_LEVELS, description="Digits to round away (levels of the hierarchy).",
                         examples=[3])
 
 
@@ -139,7 +148,7 @@ class MaskHierarchy(Strict):
     """Strings with one more trailing character replaced by '*' per level (zip codes)."""
 
     hierarchy: Literal["mask"] = Field(description="The hierarchy kind.", examples=["mask"])
-    levels: int | None = Field(None, ge=1, description="Characters to mask at most (default: all of them).",
+    levels: StrictInt | None = Field(None, ge=1, description="Characters to mask at most (default: all of them).",
                                examples=[3])
 
 
@@ -209,10 +218,31 @@ class LDiversity(Strict):
     dont_care: list[Scalar] = Field(default_factory=list, description="entropy and recursive: values whose "
                                     "disclosure does not matter (adjusted entropy, pd-recursive).",
                                     examples=[["Healthy"]])
-    no_negative_disclosure: NoNegativeDisclosure | None = Field(
+    no_negative_disclosure: Annotated[
+        Union[NoNegativeDisclosure, Annotated[dict[str, Any], Field(max_length=0)], None],
+        BeforeValidator(lambda v: None if v == {} else v)] = Field(   # {} is "none", as today
         None, description="recursive only: values that must not be ruled out of any block.",
         examples=[{"c2": 5, "values": ["HIV"]}])
     attribute: Name | None = _attribute()
+
+    @model_validator(mode="after")
+    def _variant_rules(self) -> LDiversity:
+        F = "privacy.l_diversity"
+        if self.variant != "entropy" and not float(self.l).is_integer():
+            raise PolicyError(f"{F}.l", f"must be an integer >= 1 for {self.variant} l-diversity (a number of "
+                              f"distinct values); got {self.l!r}")
+        if self.variant == "recursive" and self.c is None:
+            raise PolicyError(f"{F}.c", "missing; recursive (c,l)-diversity needs c > 0, for example c: 3")
+        if self.variant != "recursive" and self.c is not None:
+            raise PolicyError(f"{F}.c", f"only applies to variant recursive; remove it or set variant: recursive "
+                              f"(variant is {self.variant})")
+        if self.dont_care and self.variant == "distinct":
+            raise PolicyError(f"{F}.dont_care", "applies to variants entropy and recursive only; remove it or "
+                              "change the variant")
+        if self.no_negative_disclosure is not None and self.variant != "recursive":
+            raise PolicyError(f"{F}.no_negative_disclosure", "applies to variant recursive only (npd-recursive "
+                              "(c1,c2,l)-diversity, TKDD Def. 4.4); remove it or set variant: recursive")
+        return self
 
 
 class TCloseness(Strict):
@@ -254,7 +284,7 @@ class KMap(Strict):
     """k-map: every released class matches at least k people of the population, estimated from a sampling
     fraction or counted in a population table."""
 
-    k: int = Field(ge=1, description="Least number of people of the population a class must match.",
+    k: PositiveInteger = Field(description="Least number of people of the population a class must match.",
                    examples=[10])
     sampling_fraction: Number | None = Field(None, gt=0, le=1, description="The table's rows over the "
                                              "population's (estimator).", examples=[0.01])
@@ -264,6 +294,19 @@ class KMap(Strict):
         None, description="Estimator of the population's class sizes (default poisson).", examples=["poisson"])
     population: Name | None = Field(None, description="Population table (same quasi-identifier columns, same "
                                     "database) instead of an estimator.", examples=["census"])
+
+    @model_validator(mode="after")
+    def _estimator_or_population(self) -> KMap:
+        F = "privacy.k_map"
+        if self.population is not None:
+            extra = [key for key in ("sampling_fraction", "significance", "estimator") if key in self.model_fields_set]
+            if extra:
+                raise PolicyError(f"{F}.{extra[0]}", "applies to k-map with an estimator; against a population "
+                                  "table remove it")
+        elif self.sampling_fraction is None:
+            raise PolicyError(f"{F}.sampling_fraction", "missing; give the table's rows over the population's, for "
+                              "example sampling_fraction: 0.01 (or a population table: population: NAME)")
+        return self
 
 
 class DeltaPresence(Strict):
@@ -275,11 +318,18 @@ class DeltaPresence(Strict):
                               examples=[0.5])
     population: Name = Field(description="Population table the source is a subset of.", examples=["census"])
 
+    @model_validator(mode="after")
+    def _ordered(self) -> DeltaPresence:
+        if self.delta_min > self.delta_max:
+            raise PolicyError("privacy.delta_presence.delta_max", f"needs 0 <= delta_min <= delta_max <= 1; got "
+                              f"{self.delta_min} and {self.delta_max}")
+        return self
+
 
 class Privacy(Strict):
     """The privacy models a release must satisfy (at least one)."""
 
-    k: int | None = Field(None, ge=1, description="k-anonymity: every q*-block holds at least k rows.",
+    k: PositiveInteger | None = Field(None, description="k-anonymity: every q*-block holds at least k rows.",
                           examples=[5])
     l_diversity: LDiversity | None = Field(None, description="l-diversity of the sensitive attribute(s).",
                                            examples=[{"variant": "recursive", "l": 3, "c": 3}])
@@ -304,7 +354,7 @@ class Privacy(Strict):
 # release and search
 
 class Marginal(Strict):
-    attributes: Union[dict[Name, Annotated[int, Field(ge=0)]], list[Name]] = Field(
+    attributes: Union[dict[Name, Annotated[StrictInt, Field(ge=0)]], list[Name]] = Field(
         description="Columns -> generalization level, or a list of columns (level 0).",
         examples=[{"age": 2, "sex": 0}, ["sex", "race"]])
     name: Name | None = Field(None, description="Name of the marginal's table.", examples=["adult_age_sex"])
@@ -323,14 +373,14 @@ class Release(Strict):
                                           "is also written to.", examples=[["adult_release.parquet"]])
     marginals: list[Marginal] = Field(default_factory=list, description="Anonymized marginals released beside "
                                       "the table.", examples=[[{"attributes": {"age": 1, "sex": 0}}]])
-    replace: bool = Field(True, description="false: refuse to replace even this release's own earlier output.",
+    replace: Annotated[bool, Field(strict=True)] = Field(True, description="false: refuse to replace even this release's own earlier output.",
                           examples=[False])
 
 
 class Search(Strict):
     """How the lattice is searched."""
 
-    max_nodes: int = Field(250_000, ge=1, description="Lattices up to this many nodes get the exact search; "
+    max_nodes: StrictInt = Field(250_000, ge=1, description="Lattices up to this many nodes get the exact search; "
                            "larger ones the heuristic search.", examples=[250000])
     time_limit_s: Number = Field(60.0, gt=0, le=86_400, description="The heuristic search's time budget in "
                                  "seconds.", examples=[60])
@@ -358,6 +408,144 @@ class PolicyModel(Strict):
                                     "rows.", examples=["person_id"])
     search: Search = Field(default_factory=Search, description="Exact or heuristic search of the lattice.",
                            examples=[{"max_nodes": 250000, "time_limit_s": 60}])
+
+
+# ------------------------------------------------------------------------------------------------
+# validation: a pydantic error becomes one PolicyError naming the dotted field
+
+def validate(model: type[BaseModel], raw: Any, prefix: str) -> Any:
+    """`raw` checked against `model`, which sits at the dotted path `prefix` of the policy; the first
+    error raises `PolicyError` naming the field, the value and what to write instead."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        raise policy_error(err, raw, prefix) from None
+
+
+def unknown_key_error(key: str, allowed: list[str], where: str) -> PolicyError:
+    """A key `where` does not have, with the closest valid one (difflib) and the list of them all."""
+    field = f"{where}.{key}" if where else str(key)
+    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    owner = f"the keys of {where} are" if where else "the policy keys are"
+    return PolicyError(field, f"unknown key; {hint}{owner} {', '.join(allowed)}")
+
+
+def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
+    errors = [(_data_path(e["loc"], raw), e) for e in err.errors(include_url=False)]
+    # alternatives of a union that do not fit report at the union's own level: the deepest error is the
+    # one about the alternative the policy meant
+    # an unknown key first: a misspelled key explains the "missing" one it was meant to be
+    path, e = max(errors, key=lambda pe: (pe[1]["type"] == "extra_forbidden", len(pe[0])))
+    field = _dotted(prefix, path)
+    node = _schema_at(prefix, path)
+    kind, value = e["type"], e.get("input")
+    if kind == "extra_forbidden":
+        parent = _schema_at(prefix, path[:-1])
+        return unknown_key_error(str(path[-1]), list(parent.get("properties", {})), _dotted(prefix, path[:-1]))
+    if kind == "missing":
+        example = (node.get("examples") or [None])[0]
+        eg = f", for example {path[-1]}: {json.dumps(example)}" if example is not None else ""
+        about = f" ({_lower(node['description'])})" if node.get("description") else ""
+        return PolicyError(field, f"missing; give {path[-1]}{about}{eg}")
+    if kind == "literal_error" or "enum" in node:
+        return PolicyError(field, f"must be one of {', '.join(map(str, node.get('enum', [])))}; got {value!r}")
+    what = _what(node)
+    about = f" ({_lower(node['description'])})" if node.get("description") and kind.endswith("_type") else ""
+    return PolicyError(field, f"must be {what}{about}; got {value!r}")
+
+
+def _data_path(loc: tuple, raw: Any) -> list:
+    """The error's location with pydantic's union tags left out: only the keys and indexes that walk
+    the policy's data."""
+    out, node = [], raw
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and part not in _UNION_TAGS:
+            node = None      # a missing key (always last): the error is about it
+        else:
+            continue         # a union's tag: the alternative's name, not a key of the data
+        out.append(part)
+    return out
+
+
+_UNION_TAGS = {"duckdb", "postgres", "spark", "taxonomy", *HIERARCHY_KINDS}
+
+
+def _dotted(prefix: str, path: list) -> str:
+    out = prefix
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _lower(text: str) -> str:
+    text = text.rstrip(".")
+    return text[:1].lower() + text[1:]
+
+
+def _resolve(node: dict) -> dict:
+    while "$ref" in node:
+        node = {**_schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]],
+                **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _schema_at(prefix: str, path: list) -> dict:
+    """The JSON Schema of the value at `prefix` + `path` (the first alternative that has it)."""
+    node: dict = _schema()
+    for part in [p for p in prefix.replace("]", "").replace("[", ".").split(".") if p] + list(path):
+        node = _resolve(node)
+        found = None
+        for branch in [node, *node.get("anyOf", []), *node.get("oneOf", [])]:
+            branch = _resolve(branch)
+            if isinstance(part, str) and part in branch.get("properties", {}):
+                found = branch["properties"][part]
+            elif isinstance(part, str) and isinstance(branch.get("additionalProperties"), dict):
+                found = branch["additionalProperties"]
+            elif isinstance(part, int) and "items" in branch:
+                found = branch["items"]
+            if found is not None:
+                break
+        if found is None:
+            return {}
+        node = found
+    node = _resolve(node)
+    real = [b for b in node.get("anyOf", []) if b.get("type") != "null"]
+    return {**_resolve(real[0]), **{k: v for k, v in node.items() if k != "anyOf"}} if len(real) == 1 else node
+
+
+def _what(node: dict) -> str:
+    """What a value must be, from its schema: 'an integer >= 1', 'a number > 0 and <= 1', 'a list', ..."""
+    kind = node.get("type")
+    if kind in ("integer", "number"):
+        bounds = [f"{op} {node[key]:g}" for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"),
+                                                        ("maximum", "<="), ("exclusiveMaximum", "<"))
+                  if key in node]
+        return ("an integer" if kind == "integer" else "a number") + (" " + " and ".join(bounds) if bounds else "")
+    if kind == "string":
+        return ("a name of letters, digits and _ (an environment variable)" if node.get("pattern", "\\S") != "\\S"
+                else "a non-empty text")
+    if kind == "boolean":
+        return "true or false"
+    if kind == "array":
+        return "a list" + (" of at least one item" if node.get("minItems") else "")
+    if kind == "object" or "properties" in node:
+        return "a mapping" + (" with at least one entry" if node.get("minProperties") else "")
+    return "a mapping or a list as in `sqlanon schema`"
+
+
+_SCHEMA: dict | None = None
+
+
+def _schema() -> dict:
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = json_schema()
+    return _SCHEMA
 
 
 def json_schema() -> dict:
