@@ -22,7 +22,7 @@ from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
 TOP_KEYS = frozenset(policy_model.PolicyModel.model_fields)   # the keys, from the one description of the shape
-UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
+UTILITY_METRICS = tuple(policy_model.PolicyModel.model_fields["utility"].annotation.__args__)
 
 
 @dataclass
@@ -97,6 +97,8 @@ class Policy:
     search: SearchOptions = field(default_factory=SearchOptions)
     # `privacy` validated (sqlanon.policy_model.Privacy); criteria_from_policy builds the criteria from it
     privacy_model: Any = None
+    # the whole policy validated (sqlanon.policy_model.PolicyModel)
+    model: Any = None
 
     @property
     def qi_names(self) -> list[str]:
@@ -214,7 +216,8 @@ def _parse_source(raw, base_dir: Path) -> Source:
                               "dsn_env (a password may also come from password_env or PGPASSWORD)")
         others = [e for e in ENGINES if key in SOURCE_KEYS[e] and e != engine]
         hint = f" (that key is for engine {others[0]})" if others else ""
-        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; use {', '.join(allowed)}")
+        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; "
+                          f"{policy_model.did_you_mean(key, allowed)}use {', '.join(allowed)}")
     kinds = [k for k in ("csv", "parquet", "query") if k in raw]
     if len(kinds) > 1:
         raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
@@ -313,16 +316,16 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             if need_hierarchy:
                 raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
             continue
-        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels", "encoding"}
+        kind = spec_kind(spec, name, fieldname)
+        if "encoding" in spec and kind != "taxonomy":
+            raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
+                              "of that file); remove it")
+        allowed = policy_model.hierarchy_keys(kind)
+        unknown = sorted(set(spec) - set(allowed), key=str)
         if unknown:
-            raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
-                              "origin, levels or encoding")
+            raise policy_model.unknown_key_error(unknown[0], allowed, f"{fieldname}.{name}")
         if "encoding" in spec:
-            if spec_kind(spec, name, fieldname) != "taxonomy":
-                raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
-                                  "of that file); remove it")
             files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
-        spec_kind(spec, name, fieldname)
     return out
 
 
@@ -331,8 +334,8 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
     quasi_identifiers = quasi_identifiers or {}
     # the shape (keys, types, allowed values) from the model; what follows needs the engine, the
     # quasi-identifiers and the policy's folder
-    m = policy_model.validate(policy_model.Release, {k: v for k, v in (raw or {}).items() if v is not None}
-                              if isinstance(raw, dict) else (raw or {}), "release")
+    m = raw if isinstance(raw, policy_model.Release) else policy_model.validate(policy_model.Release, raw or {},
+                                                                                 "release")
     name = _relation_name(default_name if m.name is None else m.name, "release.name", engine)
     keep = list(m.keep)
     for i, c in enumerate(keep):
@@ -366,11 +369,6 @@ def _parse_marginals(marginals: list) -> list[dict]:
                               "e.g. {age: 2, sex: 0}, or list columns (level 0); got an empty one")
         out.append({"attributes": dict(attrs), "name": entry.name})
     return out
-
-
-def _parse_search(raw) -> SearchOptions:
-    m = policy_model.validate(policy_model.Search, {} if raw is None else raw, "search")
-    return SearchOptions(m.max_nodes, float(m.time_limit_s))
 
 
 def _default_release_name(src: Source) -> str:
@@ -408,17 +406,15 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     privacy = _require_mapping(raw.get("privacy", {}) or {}, "privacy")
     if not privacy:
         raise PolicyError("privacy", "missing; give at least k (for example privacy: {k: 5})")
+    # the whole policy against its model, once: whatever the schema of `sqlanon schema` refuses is refused
+    # here too (the checks above only give the source and the columns their own, more specific, messages)
+    model = policy_model.validate(policy_model.PolicyModel, raw, "")
     from .models import privacy_model
-    privacy_checked = privacy_model(privacy)       # validated once; the criteria are built from it
-    utility = raw.get("utility", "discernibility")
-    if utility not in UTILITY_METRICS:
-        raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine, qis)
-    entity = raw.get("entity_key")
-    if entity is not None:
-        entity = _name(entity, "entity_key")
-        if entity in qis or entity in sens:
-            raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
-    search = _parse_search(raw.get("search"))
-    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity, search,
-                  privacy_checked)
+    privacy_checked = privacy_model(model.privacy)      # at least one model; the criteria are built from it
+    release = _parse_release(model.release, base_dir, _default_release_name(src), src.engine, qis)
+    entity = model.entity_key
+    if entity is not None and (entity in qis or entity in sens):
+        raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
+    search = SearchOptions(model.search.max_nodes, float(model.search.time_limit_s))
+    return Policy(src, qis, sens, dict(privacy), model.utility, release, base_dir, raw, path, entity, search,
+                  privacy_checked, model)

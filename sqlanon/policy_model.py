@@ -31,6 +31,15 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        """A key written with no value (`keep:` or `dont_care: null`) takes its default, as it always did;
+        a required one is then reported missing."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None or k not in cls.model_fields}
+        return data
+
 
 
 
@@ -42,6 +51,7 @@ def _whole(value: Any) -> Any:
 Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]       # int or float, never bool or text
 PositiveInteger = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole)]   # the bound inside: in the schema
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
+Key = Annotated[StrictStr, Field(min_length=1)]        # a column as a mapping's key (additionalProperties)
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Scalar = Union[StrictStr, StrictInt, StrictFloat, Annotated[bool, Field(strict=True)]]
 
@@ -164,6 +174,11 @@ class SuppressHierarchy(Strict):
     hierarchy: Literal["suppress"] = Field(description="The hierarchy kind.", examples=["suppress"])
 
 
+HIERARCHY_MODELS: dict[str, type[Strict]] = {
+    "taxonomy": TaxonomyHierarchy, "intervals": IntervalsHierarchy, "round": RoundHierarchy, "mask": MaskHierarchy,
+    "dates": DatesHierarchy, "suppress": SuppressHierarchy}
+
+
 def _hierarchy_kind(value: Any) -> str:
     kind = value.get("hierarchy") if isinstance(value, dict) else getattr(value, "hierarchy", None)
     return kind if kind in HIERARCHY_KINDS else "taxonomy"
@@ -176,16 +191,16 @@ Hierarchy = Annotated[Union[
     Discriminator(_hierarchy_kind)]
 
 QuasiIdentifiers = Union[
-    Annotated[dict[Name, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")],
-    Annotated[list[Annotated[dict[Name, Hierarchy], Field(min_length=1, max_length=1)]],
+    Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")],
+    Annotated[list[Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
               Field(min_length=1, description="A list of {column: hierarchy}.")],
 ]
 
 Sensitive = Union[
     Annotated[Name, Field(description="One sensitive column.")],
-    Annotated[list[Union[Name, Annotated[dict[Name, Hierarchy], Field(min_length=1, max_length=1)]]],
+    Annotated[list[Union[Name, Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]]],
               Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")],
-    Annotated[dict[Name, Union[Hierarchy, None]],
+    Annotated[dict[Key, Union[Hierarchy, None]],
               Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")],
 ]
 
@@ -354,7 +369,7 @@ class Privacy(Strict):
 # release and search
 
 class Marginal(Strict):
-    attributes: Union[dict[Name, Annotated[StrictInt, Field(ge=0)]], list[Name]] = Field(
+    attributes: Union[dict[Key, Annotated[StrictInt, Field(ge=0)]], list[Name]] = Field(
         description="Columns -> generalization level, or a list of columns (level 0).",
         examples=[{"age": 2, "sex": 0}, ["sex", "race"]])
     name: Name | None = Field(None, description="Name of the marginal's table.", examples=["adult_age_sex"])
@@ -425,10 +440,20 @@ def validate(model: type[BaseModel], raw: Any, prefix: str) -> Any:
 def unknown_key_error(key: str, allowed: list[str], where: str) -> PolicyError:
     """A key `where` does not have, with the closest valid one (difflib) and the list of them all."""
     field = f"{where}.{key}" if where else str(key)
-    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+    hint = did_you_mean(key, allowed)
     owner = f"the keys of {where} are" if where else "the policy keys are"
     return PolicyError(field, f"unknown key; {hint}{owner} {', '.join(allowed)}")
+
+
+def did_you_mean(key: Any, allowed: list[str]) -> str:
+    """"did you mean 'widths'? " for the valid key closest to a misspelled one (difflib), or ""."""
+    close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+def hierarchy_keys(kind: str) -> list[str]:
+    """The keys of a hierarchy spec of `kind` (taxonomy, intervals, round, mask, dates, suppress)."""
+    return list(HIERARCHY_MODELS[kind].model_fields)
 
 
 def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
@@ -438,10 +463,10 @@ def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
     # an unknown key first: a misspelled key explains the "missing" one it was meant to be
     path, e = max(errors, key=lambda pe: (pe[1]["type"] == "extra_forbidden", len(pe[0])))
     field = _dotted(prefix, path)
-    node = _schema_at(prefix, path)
+    node = _schema_at(prefix, path, raw)
     kind, value = e["type"], e.get("input")
     if kind == "extra_forbidden":
-        parent = _schema_at(prefix, path[:-1])
+        parent = _schema_at(prefix, path[:-1], raw)
         return unknown_key_error(str(path[-1]), list(parent.get("properties", {})), _dotted(prefix, path[:-1]))
     if kind == "missing":
         example = (node.get("examples") or [None])[0]
@@ -472,6 +497,20 @@ def _data_path(loc: tuple, raw: Any) -> list:
     return out
 
 
+def _branch_for(node: dict, data: Any) -> dict:
+    """Of a union's alternatives (source per engine, hierarchy per kind, mapping or list), the one `data`
+    is written for: of its type, no fixed value (engine: postgres, hierarchy: intervals) contradicted,
+    most keys known."""
+    kind = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(data))
+
+    def fits(b: dict) -> tuple[bool, int, int]:
+        props = b.get("properties", {})
+        items = data.items() if isinstance(data, dict) else []
+        clash = sum(1 for k, v in items if k in props and "const" in props[k] and props[k]["const"] != v)
+        return (b.get("type") == kind, -clash, sum(1 for k, _ in items if k in props))
+    return max(_alternatives(node), key=fits)
+
+
 _UNION_TAGS = {"duckdb", "postgres", "spark", "taxonomy", *HIERARCHY_KINDS}
 
 
@@ -494,38 +533,62 @@ def _resolve(node: dict) -> dict:
     return node
 
 
-def _schema_at(prefix: str, path: list) -> dict:
-    """The JSON Schema of the value at `prefix` + `path` (the first alternative that has it)."""
+def _alternatives(node: dict) -> list[dict]:
+    """A schema's alternatives, unions of unions flattened, references resolved."""
+    node = _resolve(node)
+    subs = node.get("anyOf", []) + node.get("oneOf", [])
+    if not subs:
+        return [node]
+    outer = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "discriminator")}
+    return [{**outer, **alt} for sub in subs for alt in _alternatives(sub)]
+
+
+def _schema_at(prefix: str, path: list, data: Any = None) -> dict:
+    """The JSON Schema of the value at `prefix` + `path`: through a union, the alternative `data` (the
+    value at `prefix`) is written for."""
     node: dict = _schema()
-    for part in [p for p in prefix.replace("]", "").replace("[", ".").split(".") if p] + list(path):
-        node = _resolve(node)
+    parts = [p for p in prefix.replace("]", "").replace("[", ".").split(".") if p]
+    steps = [(p, None) for p in parts] + [(p, True) for p in path]
+    for part, walk in steps:
         found = None
-        for branch in [node, *node.get("anyOf", []), *node.get("oneOf", [])]:
-            branch = _resolve(branch)
-            if isinstance(part, str) and part in branch.get("properties", {}):
-                found = branch["properties"][part]
-            elif isinstance(part, str) and isinstance(branch.get("additionalProperties"), dict):
-                found = branch["additionalProperties"]
-            elif isinstance(part, int) and "items" in branch:
-                found = branch["items"]
-            if found is not None:
-                break
+        candidates = [b for b in _alternatives(node) if _has(b, part)]
+        if candidates:
+            found = _child(_branch_for({"anyOf": candidates}, data) if walk else candidates[0], part)
         if found is None:
             return {}
         node = found
-    node = _resolve(node)
-    real = [b for b in node.get("anyOf", []) if b.get("type") != "null"]
-    return {**_resolve(real[0]), **{k: v for k, v in node.items() if k != "anyOf"}} if len(real) == 1 else node
+        if walk:
+            data = data.get(part) if isinstance(data, dict) else (
+                data[part] if isinstance(data, list) and isinstance(part, int) and part < len(data) else None)
+    alts = [b for b in _alternatives(node) if b.get("type") != "null"]
+    return _branch_for({"anyOf": alts}, data) if alts else _resolve(node)
+
+
+def _has(node: dict, part: Any) -> bool:
+    if isinstance(part, int):
+        return "items" in node
+    return part in node.get("properties", {}) or isinstance(node.get("additionalProperties"), dict)
+
+
+def _child(node: dict, part: Any) -> dict:
+    if isinstance(part, int):
+        return node["items"]
+    return node.get("properties", {}).get(part) or node["additionalProperties"]
 
 
 def _what(node: dict) -> str:
     """What a value must be, from its schema: 'an integer >= 1', 'a number > 0 and <= 1', 'a list', ..."""
     kind = node.get("type")
     if kind in ("integer", "number"):
+        noun = "an integer" if kind == "integer" else "a number"
+        if "minimum" in node and "maximum" in node:
+            return f"{noun} from {node['minimum']:g} to {node['maximum']:g}"
+        if node.get("exclusiveMinimum") == 0 and len({"minimum", "maximum", "exclusiveMaximum"} & set(node)) == 0:
+            return f"a positive {noun.split()[-1]}"
         bounds = [f"{op} {node[key]:g}" for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"),
                                                         ("maximum", "<="), ("exclusiveMaximum", "<"))
                   if key in node]
-        return ("an integer" if kind == "integer" else "a number") + (" " + " and ".join(bounds) if bounds else "")
+        return noun + (" " + " and ".join(bounds) if bounds else "")
     if kind == "string":
         return ("a name of letters, digits and _ (an environment variable)" if node.get("pattern", "\\S") != "\\S"
                 else "a non-empty text")

@@ -1,6 +1,8 @@
 """The policy's JSON Schema (`sqlanon schema`, docs/policy.schema.json): generated from the pydantic models
 that validate policies, committed unchanged, valid draft 2020-12, with a description and an example for
-every key; every shipped and documented policy passes it and malformed ones fail at the named key."""
+every key; every shipped and documented policy passes it and malformed ones fail at the named key. And
+`load_policy` agrees with it: what the schema refuses is refused on load, with one line naming the field,
+the value and the fix (the closest valid key for a misspelled one)."""
 from __future__ import annotations
 
 import copy
@@ -14,6 +16,8 @@ from click.testing import CliRunner
 from conftest import DATASETS, ROOT
 
 from sqlanon.cli import main
+from sqlanon.errors import PolicyError
+from sqlanon.policy import load_policy
 from sqlanon.policy_model import json_schema, json_schema_text
 
 SCHEMA = json_schema()
@@ -211,3 +215,58 @@ def _messages(errors) -> list[str]:
         out.append(e.message)
         out.extend(_messages(e.context or []))
     return out
+
+
+# load_policy and the schema agree: a policy the schema refuses is refused when loaded (one PolicyError
+# naming the field), one it accepts loads (files aside: the loader also checks that they exist)
+LOADABLE = {**BASE, "source": {"csv": str(DATASETS / "hospital" / "hospital.csv")}}
+
+
+def _loadable(path: str, value):
+    policy = _with(path, value)
+    if path != "source":
+        policy["source"] = LOADABLE["source"]
+    return policy
+
+
+@pytest.mark.parametrize("path,value,word", INVALID, ids=[f"{p}-{i}" for i, (p, _, _) in enumerate(INVALID)])
+def test_what_the_schema_refuses_load_policy_refuses(path, value, word):
+    with pytest.raises(PolicyError) as err:
+        load_policy(_loadable(path, value))
+    assert err.value.field.startswith(path.split(".")[0]) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("path,value", [(p, v) for p, v in VALID if not (p == "source" and "csv" in v)],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_what_the_schema_accepts_load_policy_accepts(path, value):
+    assert load_policy(_loadable(path, value)).model is not None
+
+
+@pytest.mark.parametrize("path,value,field,message", [
+    ("quasi_identifier", {"age": {"hierarchy": "suppress"}}, "quasi_identifier",
+     "unknown key; did you mean 'quasi_identifiers'? the policy keys are source, quasi_identifiers,"),
+    ("privacy.l_diversity", {"l": 2, "varient": "entropy"}, "privacy.l_diversity.varient",
+     "did you mean 'variant'?"),
+    ("privacy.t_closness", {"t": 0.2}, "privacy.t_closness", "did you mean 't_closeness'?"),
+    ("release.materialise", "view", "release.materialise", "did you mean 'materialize'?"),
+    ("search.max_node", 5, "search.max_node", "did you mean 'max_nodes'?"),
+    ("quasi_identifiers", {"age": {"hierarchy": "intervals", "widhts": [5]}}, "quasi_identifiers.age.widhts",
+     "did you mean 'widths'? the keys of quasi_identifiers.age are hierarchy, widths, origin"),
+    ("source", {"csv": str(DATASETS / "hospital" / "hospital.csv"), "tabel": "t"}, "source.tabel",
+     "did you mean 'table'?"),
+    ("privacy.k", 0, "privacy.k", "must be an integer >= 1; got 0"),
+    ("privacy.l_diversity", {"l": 2, "variant": "recursive", "c": -1}, "privacy.l_diversity.c",
+     "must be a positive number; got -1"),
+    ("privacy.t_closeness", {"t": 1.5}, "privacy.t_closeness.t", "must be a number from 0 to 1; got 1.5"),
+    ("quasi_identifiers", [{"zip": {"hierarchy": "mask", "levels": 0}}], "quasi_identifiers[0].zip.levels",
+     "must be an integer >= 1; got 0"),
+    ("sensitive", {"condition": {"hierarchy": "round"}}, "sensitive.condition.levels",
+     "missing; give levels (digits to round away"),
+    ("release.replace", "yes", "release.replace", "must be true or false"),
+    ("utility", "kl", "utility", "must be one of height, avg_class_size, discernibility, kl_divergence; got 'kl'"),
+])
+def test_errors_name_the_field_the_value_and_the_fix(path, value, field, message):
+    with pytest.raises(PolicyError) as err:
+        load_policy(_loadable(path, value))
+    assert err.value.field == field
+    assert message in str(err.value), str(err.value)
