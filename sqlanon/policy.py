@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import Any
 
 from . import files, policy_model, templates
@@ -190,7 +189,7 @@ def _scalars(value, fieldname: str, env_values: bool = False) -> dict:
             _env_name(v["env"], f"{fieldname}.{k}.env")
             continue
         if not isinstance(k, str) or not k or not isinstance(v, (str, int, float, bool)):
-            raise PolicyError(f"{fieldname}.{k}", f"must be a setting name with a text, number or boolean value"
+            raise PolicyError(f"{fieldname}.{k}", "must be a setting name with a text, number or boolean value"
                               + (" or {env: VARIABLE}" if env_values else "") + f"; got {v!r}")
         if env_values and any(w in k.lower() for w in _SECRET_WORDS):
             raise PolicyError(f"{fieldname}.{k}", "looks like a secret, and the policy is copied into the manifest: "

@@ -16,8 +16,19 @@ import difflib
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictFloat, StrictInt,
-                      StrictStr, Tag, ValidationError, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 from .errors import PolicyError
 
@@ -103,7 +114,7 @@ class SparkSource(Strict):
 
     engine: Literal["spark"] = Field(description="The engine holding the rows.", examples=["spark"])
     master: Name | None = Field(None, description="Spark master URL.", examples=["local[2]", "spark://host:7077"])
-    conf: dict[str, Union[Scalar, EnvRef]] = Field(
+    conf: dict[str, Scalar | EnvRef] = Field(
         default_factory=dict, description="Session configuration, name -> value; a secret-looking setting must "
         "be {env: VARIABLE}.", examples=[{"spark.sql.shuffle.partitions": 8}])
     table: Name | None = Field(None, description="Table to anonymize: table or database.table.",
@@ -119,8 +130,7 @@ def _engine(value: Any) -> str:
     return engine if engine in ("duckdb", "postgres", "spark") else "duckdb"
 
 
-Source = Annotated[Union[Annotated[DuckDBSource, Tag("duckdb")], Annotated[PostgresSource, Tag("postgres")],
-                         Annotated[SparkSource, Tag("spark")]], Discriminator(_engine)]
+Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")] | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -184,10 +194,7 @@ def _hierarchy_kind(value: Any) -> str:
     return kind if kind in HIERARCHY_KINDS else "taxonomy"
 
 
-Hierarchy = Annotated[Union[
-    Annotated[TaxonomyHierarchy, Tag("taxonomy")], Annotated[IntervalsHierarchy, Tag("intervals")],
-    Annotated[RoundHierarchy, Tag("round")], Annotated[MaskHierarchy, Tag("mask")],
-    Annotated[DatesHierarchy, Tag("dates")], Annotated[SuppressHierarchy, Tag("suppress")]],
+Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")] | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")] | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
     Discriminator(_hierarchy_kind)]
 
 QuasiIdentifiers = Union[
@@ -198,9 +205,9 @@ QuasiIdentifiers = Union[
 
 Sensitive = Union[
     Annotated[Name, Field(description="One sensitive column.")],
-    Annotated[list[Union[Name, Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]]],
+    Annotated[list[Name | Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
               Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")],
-    Annotated[dict[Key, Union[Hierarchy, None]],
+    Annotated[dict[Key, Hierarchy | None],
               Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")],
 ]
 
@@ -234,7 +241,7 @@ class LDiversity(Strict):
                                     "disclosure does not matter (adjusted entropy, pd-recursive).",
                                     examples=[["Healthy"]])
     no_negative_disclosure: Annotated[
-        Union[NoNegativeDisclosure, Annotated[dict[str, Any], Field(max_length=0)], None],
+        NoNegativeDisclosure | Annotated[dict[str, Any], Field(max_length=0)] | None,
         BeforeValidator(lambda v: None if v == {} else v)] = Field(   # {} is "none", as today
         None, description="recursive only: values that must not be ruled out of any block.",
         examples=[{"c2": 5, "values": ["HIV"]}])
@@ -369,7 +376,7 @@ class Privacy(Strict):
 # release and search
 
 class Marginal(Strict):
-    attributes: Union[dict[Key, Annotated[StrictInt, Field(ge=0)]], list[Name]] = Field(
+    attributes: dict[Key, Annotated[StrictInt, Field(ge=0)]] | list[Name] = Field(
         description="Columns -> generalization level, or a list of columns (level 0).",
         examples=[{"age": 2, "sex": 0}, ["sex", "race"]])
     name: Name | None = Field(None, description="Name of the marginal's table.", examples=["adult_age_sex"])
@@ -384,7 +391,7 @@ class Release(Strict):
         "table", description="table, view or none (export only).", examples=["view"])
     keep: list[Name] = Field(default_factory=list, description="Source columns released unchanged (not "
                              "quasi-identifiers).", examples=[["id"]])
-    export: Union[str, list[str]] = Field(default_factory=list, description=".parquet / .csv files the release "
+    export: str | list[str] = Field(default_factory=list, description=".parquet / .csv files the release "
                                           "is also written to.", examples=[["adult_release.parquet"]])
     marginals: list[Marginal] = Field(default_factory=list, description="Anonymized marginals released beside "
                                       "the table.", examples=[[{"attributes": {"age": 1, "sex": 0}}]])
@@ -485,9 +492,7 @@ def _data_path(loc: tuple, raw: Any) -> list:
     the policy's data."""
     out, node = [], raw
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
+        if isinstance(node, dict) and part in node or isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
             node = node[part]
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and part not in _UNION_TAGS:
             node = None      # a missing key (always last): the error is about it

@@ -43,7 +43,8 @@ class Progress:
         """Make the bar if none is shown; True when it still has to be started (after its first update)."""
         if self._bar is not None:
             return False
-        from rich.progress import BarColumn, Progress as RichProgress, TextColumn
+        from rich.progress import BarColumn, TextColumn
+        from rich.progress import Progress as RichProgress
         self._bar = RichProgress(
             TextColumn("sqlanon: lattice level {task.fields[level]}, {task.fields[counted]} nodes evaluated"),
             BarColumn(bar_width=24),

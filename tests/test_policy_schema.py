@@ -30,7 +30,7 @@ def _documented_blocks() -> list[tuple[str, dict]]:
     fragment such as `privacy:` alone)."""
     out = []
     for name in ("README.md", "docs/DESIGN.md"):
-        for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", (ROOT / name).read_text(), re.S)):
+        for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", (ROOT / name).read_text(), re.DOTALL)):
             data = yaml.safe_load(block)
             if isinstance(data, dict) and data and set(data) <= TOP_KEYS:
                 out.append((f"{name}#{i}", data))

@@ -49,7 +49,7 @@ def _order_key(v) -> str:
 
 
 def _nx_graph(adj: dict[Vertex, set]):
-    import networkx as nx      # lazily: only the marginals need a graph library
+    import networkx as nx  # lazily: only the marginals need a graph library
     g = nx.Graph()
     g.add_nodes_from(adj)
     g.add_edges_from((u, v) for u, nbrs in adj.items() for v in nbrs)
