@@ -1,14 +1,17 @@
 """The policy's shape as typed pydantic v2 models: the one description of its keys (docs/DESIGN.md
 section 3.1), from which both the JSON Schema editors use (`sqlanon schema`, docs/policy.schema.json) and
-the key check of `sqlanon.policy.load_policy` are derived, so the two cannot drift.
+the validation of `sqlanon.policy.load_policy` come, so the two cannot drift.
 
-Every model forbids keys it does not name; `unknown_key_error` turns a refused key into one line with the
-closest valid key (difflib), e.g. ``policy field 'quasi_identifier': unknown key; did you mean
-'quasi_identifiers'?``. What the shape cannot say (a file exists, a value occurs in the data, l is at most
-the number of sensitive values) stays with the code that has that knowledge (`sqlanon.policy`,
-`sqlanon.hierarchy`, `sqlanon.models.criteria_from_policy`).
+`validate` checks a policy (or a section) against its model; the first error becomes one `PolicyError`
+naming the dotted field, the value and what to write (the range or the choices, read from the schema).
+Every model forbids keys it does not name; `unknown_key_error` names the closest valid key (difflib), e.g.
+``policy field 'quasi_identifier': unknown key; did you mean 'quasi_identifiers'?``. Rules between keys
+of one section (c only with recursive l-diversity, k-map with an estimator or a population) are model
+validators that raise `PolicyError` themselves. What the shape cannot say (a file exists, a value occurs
+in the data, l is at most the number of sensitive values) stays with the code that has that knowledge
+(`sqlanon.policy`, `sqlanon.hierarchy`, `sqlanon.models.criteria_from_policy`).
 
-Imported lazily: `sqlanon schema` and `load_policy` import it, `import sqlanon.cli` does not.
+Imported by `sqlanon.models` and `sqlanon.policy` (pydantic: about 0.1 s), not by `import sqlanon.cli`.
 """
 from __future__ import annotations
 
@@ -465,9 +468,9 @@ def hierarchy_keys(kind: str) -> list[str]:
 
 def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
     errors = [(_data_path(e["loc"], raw), e) for e in err.errors(include_url=False)]
-    # alternatives of a union that do not fit report at the union's own level: the deepest error is the
-    # one about the alternative the policy meant
-    # an unknown key first: a misspelled key explains the "missing" one it was meant to be
+    """The error to show, as one line: an unknown key first (a misspelled key explains the "missing" one it
+    was meant to be), else the deepest (the alternatives of a union that do not fit report at the union's
+    own level; the deepest error is about the alternative the policy meant)."""
     path, e = max(errors, key=lambda pe: (pe[1]["type"] == "extra_forbidden", len(pe[0])))
     field = _dotted(prefix, path)
     node = _schema_at(prefix, path, raw)
@@ -492,7 +495,8 @@ def _data_path(loc: tuple, raw: Any) -> list:
     the policy's data."""
     out, node = [], raw
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node or isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+                isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node)):
             node = node[part]
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and part not in _UNION_TAGS:
             node = None      # a missing key (always last): the error is about it
