@@ -386,7 +386,11 @@ class Marginal(Strict):
 
 
 class Release(Strict):
-    """What is released and how. Extend by adding a field here (and its check in sqlanon.policy)."""
+    """What is released and how."""
+
+    # A new key (say `drift`) is one field here with its description and example; sqlanon.policy reads it
+    # from the validated model, and `sqlanon schema --out docs/policy.schema.json` refreshes the committed
+    # schema (tests/test_policy_schema.py fails until it is).
 
     name: Name | None = Field(None, description="Release table or view (default <table>_release beside the "
                               "source), possibly schema-qualified.", examples=["adult_release"])
