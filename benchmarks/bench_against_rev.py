@@ -7,6 +7,7 @@ lattice search alone (frequency set built; median of --repeat searches per proce
 times, so a speed-up from evaluating fewer nodes is told apart from one from cheaper nodes.
 
     python benchmarks/bench_against_rev.py --rev f606f6a --out benchmarks/RESULTS-against-rev.md
+    python benchmarks/bench_against_rev.py --rev 8e5f328 --process-only --out benchmarks/RESULTS-startup.md
 """
 from __future__ import annotations
 
@@ -60,18 +61,35 @@ def search(code: Path, privacy: dict, repeat: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def process(code: Path, runs: int) -> float:
+PROCESS = ("import sys; from pathlib import Path; code = Path(sys.argv[1]); sys.path.insert(0, str(code)); "
+           "import sqlanon.templates as T; T.template_dir = lambda: code / 'sql_templates'; from sqlanon.cli import main; "
+           "sys.argv = ['sqlanon', 'anonymize', sys.argv[2], '--db', ':memory:', '-q']; main()")
+# start-up alone: the command line loaded and its help printed, nothing run
+HELP = ("import sys; sys.path.insert(0, sys.argv[1]); from sqlanon.cli import main; "
+        "sys.argv = ['sqlanon', '--help']; main()")
+
+
+def _timed(prog: str, code: Path) -> float:
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", prog, str(code), str(code / PROCESS_POLICY)],
+                          capture_output=True, cwd=tempfile.gettempdir())
+    if done.returncode not in (0,):
+        raise SystemExit(done.stderr.decode()[-2000:])
+    return time.perf_counter() - t
+
+
+def process(code: Path, runs: int, prog: str = PROCESS) -> float:
     """Median wall time of the whole anonymize process (the revision's own CLI module and templates)."""
-    prog = ("import sys; from pathlib import Path; code = Path(sys.argv[1]); sys.path.insert(0, str(code)); "
-            "import sqlanon.templates as T; T.template_dir = lambda: code / 'sql_templates'; from sqlanon.cli import main; "
-            "sys.argv = ['sqlanon', 'anonymize', sys.argv[2], '--db', ':memory:', '-q']; main()")
-    times = []
+    return statistics.median(_timed(prog, code) for _ in range(runs))
+
+
+def processes(base: Path, code: Path, runs: int, prog: str) -> tuple[float, float]:
+    """Medians for the revision and this checkout, their runs alternating (a load on the machine hits both)."""
+    old, new = [], []
     for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", prog, str(code), str(code / PROCESS_POLICY)], check=True,
-                       capture_output=True, cwd=tempfile.gettempdir())
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        old.append(_timed(prog, base))
+        new.append(_timed(prog, code))
+    return statistics.median(old), statistics.median(new)
 
 
 def main():
@@ -80,6 +98,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=7, help="searches per process (median)")
     ap.add_argument("--runs", type=int, default=5, help="whole-process runs (median)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--process-only", action="store_true",
+                    help="only the whole-process and start-up times (no search table), runs alternating")
     args = ap.parse_args()
     rev = subprocess.run(["git", "rev-parse", "--short", args.rev], cwd=ROOT, check=True, capture_output=True,
                          text=True).stdout.strip()
@@ -87,6 +107,11 @@ def main():
         base = Path(d) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), rev], cwd=ROOT, check=True)
         try:
+            if args.process_only:
+                old_p, new_p = processes(base, ROOT, args.runs, PROCESS)
+                old_h, new_h = processes(base, ROOT, args.runs, HELP)
+                write_results(_startup_lines(args, rev, old_p, new_p, old_h, new_h), args.out)
+                return
             rows = []
             for name, privacy in POLICIES.items():
                 repeat = max(1, args.repeat // 3) if "suppression" in name else args.repeat
@@ -111,6 +136,17 @@ def main():
     lines += ["", f"Whole process `sqlanon anonymize {PROCESS_POLICY} --db :memory: -q`, median of {args.runs}: "
               f"{rev} {old_p:.2f} s, now {new_p:.2f} s ({old_p / new_p:.2f}x)."]
     write_results(lines, args.out)
+
+
+def _startup_lines(args, rev: str, old_p: float, new_p: float, old_h: float, new_h: float) -> list[str]:
+    return [f"Machine: {machine()}", "",
+            f"Command: `python benchmarks/bench_against_rev.py --rev {args.rev} --runs {args.runs} --process-only`",
+            "", f"Revision {rev} (a temporary git worktree, its own code and templates) against this checkout, in "
+            f"the same run, their runs alternating; median wall time of {args.runs} fresh processes each.", "",
+            f"| process | {rev} s | now s | {rev} / now |", "| - | - | - | - |",
+            f"| `sqlanon anonymize {PROCESS_POLICY} --db :memory: -q` (whole process) | {old_p:.2f} | {new_p:.2f} | "
+            f"{old_p / new_p:.2f} |",
+            f"| `sqlanon --help` (start-up alone) | {old_h:.2f} | {new_h:.2f} | {old_h / new_h:.2f} |"]
 
 
 if __name__ == "__main__":

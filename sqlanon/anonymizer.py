@@ -94,7 +94,8 @@ class Anonymization:
     def _prepare(self) -> None:
         self.source = attach_source(self.backend, self.policy.source)
         self.fs = FrequencySet(self.backend, self.source, self.policy).build()
-        self.criteria = criteria_from_policy(self.policy.privacy, {s.name: s.domain for s in self.fs.sensitives})
+        self.criteria = criteria_from_policy(self.policy.privacy_model or self.policy.privacy,
+                                             {s.name: s.domain for s in self.fs.sensitives})
         k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)
         if k is not None and k > self.fs.rows:
             unit = "distinct persons (entity_key)" if self.policy.entity_key else "rows"

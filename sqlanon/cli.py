@@ -459,6 +459,21 @@ def apply(manifest, new_source, db, name, json_path, force, quiet):
         _release(run, json_path, force, quiet)
 
 
+@main.command()
+@click.option("--out", "out_path", default=None, type=click.Path(dir_okay=False),
+              help="Write the schema into this file instead of printing it.")
+@user_errors
+def schema(out_path):
+    """Print the policy's JSON Schema (draft 2020-12) for editors: point a YAML language server at it."""
+    from .policy_model import json_schema_text
+    text = json_schema_text()
+    if out_path is None:
+        click.echo(text, nl=False)
+    else:
+        _refuse_non_json(Path(out_path))      # never overwrite a policy given by mistake
+        Path(out_path).write_text(text, encoding="utf-8")
+
+
 def _register_feature_commands() -> None:
     """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
     from . import views_cli, workflow_cli

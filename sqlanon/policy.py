@@ -1,23 +1,27 @@
 """The policy: what to anonymize, how, and what to release (docs/DESIGN.md section 3.1).
 
-A policy is a YAML file or a dict of the same shape. `load_policy` checks its shape and returns a
-`Policy` with every field normalized; anything wrong raises `PolicyError` naming the field. The
-privacy models themselves are validated by `sqlanon.models.criteria_from_policy` once the sensitive
-domains are known.
+A policy is a YAML file or a dict of the same shape. `load_policy` checks it and returns a `Policy`
+with every field normalized; anything wrong raises `PolicyError` naming the dotted field. The shape
+(keys, types, allowed values and ranges) is `sqlanon.policy_model`, the same models that give the JSON
+Schema of `sqlanon schema`: unknown keys are refused with the closest valid one, and the privacy section
+is validated once (`Policy.privacy_model`), the criteria being built from it by
+`sqlanon.models.criteria_from_policy` once the sensitive domains are known. What needs the files, the
+engine or the other sections (a DuckDB file's magic bytes, relation names, a column listed twice) is
+checked here.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from . import files, templates
+from . import files, policy_model, templates
 from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
-TOP_KEYS = {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release", "entity_key", "search"}
-UTILITY_METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
-MATERIALIZE = ("table", "view", "none")
+TOP_KEYS = frozenset(policy_model.PolicyModel.model_fields)   # the keys, from the one description of the shape
+UTILITY_METRICS = tuple(policy_model.PolicyModel.model_fields["utility"].annotation.__args__)
 
 
 @dataclass
@@ -91,6 +95,10 @@ class Policy:
     # the column identifying a person: classes, diversity and metrics then count distinct persons
     entity_key: str | None = None
     search: SearchOptions = field(default_factory=SearchOptions)
+    # `privacy` validated (sqlanon.policy_model.Privacy); criteria_from_policy builds the criteria from it
+    privacy_model: Any = None
+    # the whole policy validated (sqlanon.policy_model.PolicyModel)
+    model: Any = None
 
     @property
     def qi_names(self) -> list[str]:
@@ -182,7 +190,7 @@ def _scalars(value, fieldname: str, env_values: bool = False) -> dict:
             _env_name(v["env"], f"{fieldname}.{k}.env")
             continue
         if not isinstance(k, str) or not k or not isinstance(v, (str, int, float, bool)):
-            raise PolicyError(f"{fieldname}.{k}", f"must be a setting name with a text, number or boolean value"
+            raise PolicyError(f"{fieldname}.{k}", "must be a setting name with a text, number or boolean value"
                               + (" or {env: VARIABLE}" if env_values else "") + f"; got {v!r}")
         if env_values and any(w in k.lower() for w in _SECRET_WORDS):
             raise PolicyError(f"{fieldname}.{k}", "looks like a secret, and the policy is copied into the manifest: "
@@ -208,7 +216,8 @@ def _parse_source(raw, base_dir: Path) -> Source:
                               "dsn_env (a password may also come from password_env or PGPASSWORD)")
         others = [e for e in ENGINES if key in SOURCE_KEYS[e] and e != engine]
         hint = f" (that key is for engine {others[0]})" if others else ""
-        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; use {', '.join(allowed)}")
+        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; "
+                          f"{policy_model.did_you_mean(key, allowed)}use {', '.join(allowed)}")
     kinds = [k for k in ("csv", "parquet", "query") if k in raw]
     if len(kinds) > 1:
         raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
@@ -307,48 +316,35 @@ def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, di
             if need_hierarchy:
                 raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
             continue
-        unknown = set(spec) - {"hierarchy", "widths", "origin", "levels", "encoding"}
+        kind = spec_kind(spec, name, fieldname)
+        if "encoding" in spec and kind != "taxonomy":
+            raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
+                              "of that file); remove it")
+        allowed = policy_model.hierarchy_keys(kind)
+        unknown = sorted(set(spec) - set(allowed), key=str)
         if unknown:
-            raise PolicyError(f"{fieldname}.{name}.{sorted(unknown)[0]}", "unknown key; use hierarchy, widths, "
-                              "origin, levels or encoding")
+            raise policy_model.unknown_key_error(unknown[0], allowed, f"{fieldname}.{name}")
         if "encoding" in spec:
-            if spec_kind(spec, name, fieldname) != "taxonomy":
-                raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
-                                  "of that file); remove it")
             files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
-        spec_kind(spec, name, fieldname)
     return out
 
 
 def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb",
                    quasi_identifiers: dict | None = None) -> Release:
     quasi_identifiers = quasi_identifiers or {}
-    raw = _require_mapping(raw or {}, "release")
-    unknown = set(raw) - {"name", "materialize", "keep", "export", "marginals", "replace", "drift"}
-    if unknown:
-        raise PolicyError("release." + sorted(unknown)[0], "unknown key; use name, materialize, keep, export, "
-                          "marginals, replace, drift")
-    replace = raw.get("replace", True)
-    if not isinstance(replace, bool):
-        raise PolicyError("release.replace", f"must be true or false; got {replace!r}")
-    name = _relation_name(raw.get("name", default_name), "release.name", engine)
-    materialize = raw.get("materialize", "table")
-    if materialize not in MATERIALIZE:
-        raise PolicyError("release.materialize", f"must be one of {', '.join(MATERIALIZE)}; got {materialize!r}")
-    keep = raw.get("keep", []) or []
-    if not isinstance(keep, list) or not all(isinstance(c, str) for c in keep):
-        raise PolicyError("release.keep", f"must be a list of column names; got {keep!r}")
+    # the shape (keys, types, allowed values) from the model; what follows needs the engine, the
+    # quasi-identifiers and the policy's folder
+    m = raw if isinstance(raw, policy_model.Release) else policy_model.validate(policy_model.Release, raw or {},
+                                                                                 "release")
+    name = _relation_name(default_name if m.name is None else m.name, "release.name", engine)
+    keep = list(m.keep)
     for i, c in enumerate(keep):
         if c in keep[:i]:
             raise PolicyError(f"release.keep[{i}]", f"column '{c}' is listed twice; give each column once")
         if c in quasi_identifiers:
             raise PolicyError(f"release.keep[{i}]", f"'{c}' is a quasi-identifier, released generalized, never "
                               "unchanged; remove it from keep")
-    export = raw.get("export", []) or []
-    if isinstance(export, str):
-        export = [export]
-    if not isinstance(export, list):
-        raise PolicyError("release.export", f"must be a file path or a list of them; got {export!r}")
+    export = [m.export] if isinstance(m.export, str) else list(m.export)
     paths = []
     for i, e in enumerate(export):
         p = _path(e, base_dir, f"release.export[{i}]")
@@ -356,53 +352,25 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
     from .views import parse_drift   # release.drift: the limits `sqlanon status` checks a view release against
-    return Release(name, materialize, keep, paths, _parse_marginals(raw.get("marginals")), replace,
-                   parse_drift(raw.get("drift")))
+    drift = parse_drift(m.drift.model_dump(exclude_unset=True) if m.drift is not None else None)
+    return Release(name, m.materialize, keep, paths, _parse_marginals(m.marginals), m.replace, drift)
 
 
-def _parse_marginals(raw) -> list[dict]:
+def _parse_marginals(marginals: list) -> list[dict]:
     """`release.marginals` (anonymized marginals, `sqlanon.marginals`): a list of
     ``{attributes: {column: level, ...}, name: optional}``; a list of columns means level 0 for each.
     Normalized to ``{"attributes": {column: int}, "name": str | None}``; columns and levels are checked
     against the hierarchies when the marginals are built."""
-    raw = raw or []
-    if not isinstance(raw, list):
-        raise PolicyError("release.marginals", f"must be a list of {{attributes: {{column: level}}}}; got {raw!r}")
     out = []
-    for i, entry in enumerate(raw):
-        f = f"release.marginals[{i}]"
-        entry = _require_mapping(entry, f)
-        unknown = set(entry) - {"attributes", "name"}
-        if unknown:
-            raise PolicyError(f"{f}.{sorted(unknown)[0]}", "unknown key; use attributes, name")
-        attrs = entry.get("attributes")
+    for i, entry in enumerate(marginals):
+        attrs = entry.attributes
         if isinstance(attrs, list):
-            attrs = {a: 0 for a in attrs} if all(isinstance(a, str) for a in attrs) else None
-        if not isinstance(attrs, dict) or not attrs:
-            raise PolicyError(f"{f}.attributes", "must map columns to generalization levels, e.g. {age: 2, sex: 0}, "
-                              f"or list columns (level 0); got {entry.get('attributes')!r}")
-        for a, lvl in attrs.items():
-            _name(a, f"{f}.attributes")
-            if isinstance(lvl, bool) or not isinstance(lvl, int) or lvl < 0:
-                raise PolicyError(f"{f}.attributes.{a}", f"level must be an integer >= 0; got {lvl!r}")
-        name = entry.get("name")
-        out.append({"attributes": dict(attrs), "name": None if name is None else _name(name, f"{f}.name")})
+            attrs = {a: 0 for a in attrs}
+        if not attrs:
+            raise PolicyError(f"release.marginals[{i}].attributes", "must map columns to generalization levels, "
+                              "e.g. {age: 2, sex: 0}, or list columns (level 0); got an empty one")
+        out.append({"attributes": dict(attrs), "name": entry.name})
     return out
-
-
-def _parse_search(raw) -> SearchOptions:
-    raw = _require_mapping(raw or {}, "search")
-    unknown = set(raw) - {"max_nodes", "time_limit_s"}
-    if unknown:
-        raise PolicyError("search." + sorted(unknown)[0], "unknown key; use max_nodes, time_limit_s")
-    out = SearchOptions()
-    max_nodes = raw.get("max_nodes", out.max_nodes)
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise PolicyError("search.max_nodes", f"must be a whole number of lattice nodes, at least 1; got {max_nodes!r}")
-    limit = raw.get("time_limit_s", out.time_limit_s)
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 86_400:
-        raise PolicyError("search.time_limit_s", f"must be a number of seconds above 0 (at most 86400); got {limit!r}")
-    return SearchOptions(max_nodes, float(limit))
 
 
 def _default_release_name(src: Source) -> str:
@@ -427,9 +395,9 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     if not isinstance(raw, dict):
         raise PolicyError("(top level)", "a policy must be a mapping with source, quasi_identifiers, sensitive, "
                           "privacy")
-    unknown = set(raw) - TOP_KEYS
+    unknown = sorted(set(raw) - TOP_KEYS, key=str)
     if unknown:
-        raise PolicyError(sorted(unknown)[0], "unknown key; the policy keys are " + ", ".join(sorted(TOP_KEYS)))
+        raise policy_model.unknown_key_error(str(unknown[0]), list(policy_model.PolicyModel.model_fields), "")
     src = _parse_source(raw.get("source"), base_dir)
     qis = _parse_attributes(raw.get("quasi_identifiers"), "quasi_identifiers", need_hierarchy=True)
     sens = _parse_attributes(raw.get("sensitive"), "sensitive", need_hierarchy=False)
@@ -440,14 +408,15 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     privacy = _require_mapping(raw.get("privacy", {}) or {}, "privacy")
     if not privacy:
         raise PolicyError("privacy", "missing; give at least k (for example privacy: {k: 5})")
-    utility = raw.get("utility", "discernibility")
-    if utility not in UTILITY_METRICS:
-        raise PolicyError("utility", f"must be one of {', '.join(UTILITY_METRICS)}; got {utility!r}")
-    release = _parse_release(raw.get("release"), base_dir, _default_release_name(src), src.engine, qis)
-    entity = raw.get("entity_key")
-    if entity is not None:
-        entity = _name(entity, "entity_key")
-        if entity in qis or entity in sens:
-            raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
-    search = _parse_search(raw.get("search"))
-    return Policy(src, qis, sens, dict(privacy), utility, release, base_dir, raw, path, entity, search)
+    # the whole policy against its model, once: whatever the schema of `sqlanon schema` refuses is refused
+    # here too (the checks above only give the source and the columns their own, more specific, messages)
+    model = policy_model.validate(policy_model.PolicyModel, raw, "")
+    from .models import privacy_model
+    privacy_checked = privacy_model(model.privacy)      # at least one model; the criteria are built from it
+    release = _parse_release(model.release, base_dir, _default_release_name(src), src.engine, qis)
+    entity = model.entity_key
+    if entity is not None and (entity in qis or entity in sens):
+        raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
+    search = SearchOptions(model.search.max_nodes, float(model.search.time_limit_s))
+    return Policy(src, qis, sens, dict(privacy), model.utility, release, base_dir, raw, path, entity, search,
+                  privacy_checked, model)

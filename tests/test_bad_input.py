@@ -295,7 +295,7 @@ CASES = [
     Case("qi-hierarchy-a-number", qi("age", {"hierarchy": 5}), "must be a string"),
     Case("intervals-no-widths", qi("age", {"hierarchy": "intervals"}), "quasi_identifiers.age.widths"),
     Case("intervals-widths-not-nested", qi("age", {"hierarchy": "intervals", "widths": [5, 7]}), "not a multiple"),
-    Case("intervals-negative-width", qi("age", {"hierarchy": "intervals", "widths": [-5]}), "positive numbers"),
+    Case("intervals-negative-width", qi("age", {"hierarchy": "intervals", "widths": [-5]}), "quasi_identifiers.age.widths[0]': must be a positive number"),
     Case("intervals-origin-text", qi("age", {"hierarchy": "intervals", "widths": [10], "origin": "x"}),
          "quasi_identifiers.age.origin"),
     Case("intervals-on-text", qi("nationality", {"hierarchy": "intervals", "widths": [10]}),

@@ -60,6 +60,14 @@ def test_progress_shows_level_and_nodes_and_is_silent_when_disabled():
     assert "about 30 s left" in out.getvalue()
     p.update(level=8, evaluated=60, total=100, left_s=4.0, force=True)
     assert "about 4 s left" in out.getvalue()
+    text = out.getvalue()
+    assert "5/s, 10." in text and "6/s, 10." in text          # rate = evaluated / elapsed, elapsed shown
+    assert "\u2501" in text                                   # rich's bar is drawn beside the counts
+    assert text.count("lattice level") >= 3 and "lattice level 0" not in text   # no empty first state
+    p.update(level=8, evaluated=61, total=100)               # within 0.1 s of the last one: not redrawn
+    assert "61 of 100" not in out.getvalue()
+    p.message("lattice of 100 nodes")                        # ends the bar's line, then the message
+    assert "about 4 s left\n" in out.getvalue() and out.getvalue().endswith("sqlanon: lattice of 100 nodes\n")
     quiet = io.StringIO()
     Progress(enabled=False, stream=quiet).update(level=1, evaluated=1, force=True)
     assert quiet.getvalue() == ""

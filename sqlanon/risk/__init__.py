@@ -8,9 +8,23 @@
 The privacy models built on these figures (average risk, records at risk, k-map, ...) live in
 `sqlanon.models.risk`.
 """
-from .analysis import Key, histogram, node_keys, plain_keys, risk_report
-from .estimators import population_uniques
-from .measures import journalist, prosecutor, summary
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# the names below load their module on first use: `estimators` imports scipy (about a second), and the
+# command line registers `sqlanon risk` (sqlanon.risk.cli) at every start
+_HOME = {"Key": "analysis", "histogram": "analysis", "node_keys": "analysis", "plain_keys": "analysis",
+         "risk_report": "analysis", "population_uniques": "estimators", "journalist": "measures",
+         "prosecutor": "measures", "summary": "measures"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
            "Key",
