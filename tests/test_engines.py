@@ -405,7 +405,7 @@ def test_spark_failed_view_release_in_a_database_leaves_nothing(spark, tmp_path,
         real = run.backend.execute
 
         def failing(template, *args, **kwargs):
-            if template == "release_view.sql":
+            if template == "release_view_enforced.sql":
                 raise DataError("the view statement failed")
             return real(template, *args, **kwargs)
         monkeypatch.setattr(run.backend, "execute", failing)
