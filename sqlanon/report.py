@@ -54,7 +54,7 @@ from .anonymizer import Anonymization, Candidate
 from .attacks import release_attacks
 from .errors import DataError, PolicyError
 from .lattice import direct_generalizations
-from .metrics import METRICS, all_metrics
+from .metrics import METRICS, all_metrics, is_monotone
 from .risk.report_section import SECTION as RISK_SECTION
 from .risk.report_section import risk_context, risk_svg, top_risk
 from .views import view_release_coverage
@@ -234,8 +234,12 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
     values = [c.metrics[metric] for c in ranked]
     rank = next((i for i, c in enumerate(ranked) if lat.node(c.levels) == chosen_node), None)
     warnings = list(warnings)
-    if rank is None:
+    # a release above the minimal nodes is expected when the metric is not monotone (suppression, an entity
+    # key: the optimum is searched over every satisfying node); with a monotone metric it means the data changed
+    monotone = is_monotone(metric, run.checker.budget > 0, run.fs.entity)
+    if rank is None and monotone:
         warnings.append("the chosen node is not one of the minimal satisfying nodes of the data as it is now")
+    search = run.optimum.as_dict() if run.optimum is not None else None
     if not result.satisfied:
         warnings.append("the chosen node does NOT satisfy the policy on the data as it is now")
     return {
@@ -260,7 +264,7 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "models": _models(run, result), "achieved": run.achieved(result),
         "max_suppression": run.policy.max_suppression, "budget": run.checker.budget,
         "suppressed": result.suppressed_rows,
-        "attacks": reports, "similarity": similarity,
+        "attacks": reports, "similarity": similarity, "monotone": monotone, "search": search,
         "risk": risk_context(run, result.released_sizes),
         "view": view or _view_coverage(run),
     }
@@ -536,6 +540,11 @@ sqlanon {{ version }}{% if options.external %}; <b>external report</b>: counts u
 smallest {{ metric }}, {{ fmt(chosen.metrics[metric]) }}{% if runner_up %}; the next best has
 {{ fmt(runner_up.metrics[metric]) }}{% endif %} (ties are broken by height, then by the levels).
 {% elif rank is not none %}The chosen node is number {{ rank + 1 }} of the {{ minimal_count }} minimal nodes by {{ metric }}.
+{% elif not monotone %}The chosen node lies above the minimal nodes: with suppression (or an entity key) the
+metric is not monotone under generalization, so a more general node can be better (it may release rows a
+minimal node suppresses); the release is the best of every satisfying node{% if search %} ({{ search.method }},
+{{ "{:,}".format(search.nodes_scored) }} nodes scored, {{ "{:,}".format(search.nodes_pruned_by_bound) }} pruned by a
+bound){% endif %}.
 {% else %}The chosen node is not among the minimal nodes.{% endif %}
 A node is minimal when it satisfies the policy and no node below it (less generalized on every attribute) does.</p>
 {{ metrics_svg }}
