@@ -140,7 +140,10 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
         metric: one of `sqlanon.metrics.METRICS`.
 
     Returns:
-        The `Optimum`; raises nothing when no node satisfies (the caller reports that).
+        The `Optimum`.
+
+    Raises:
+        ValueError: when no node satisfies (`Anonymization.choose` reports that to the user first).
     """
     started = clock()
     fs = checker.fs
