@@ -148,6 +148,7 @@ def _manifest_target(run, json_path: str | None, force: bool) -> Path:
     released: never the source, the policy, a hierarchy file or the database; an existing file that is not a
     sqlanon manifest only with --force."""
     from .catalog import check_file_target, protected_files
+    _check_output_folder(json_path, "--json")
     path = Path(json_path) if json_path not in (None, "-") else run.default_manifest_path()
     check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
                       force, manifest_ok=True)
@@ -231,8 +232,8 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
 
 
 def _check_output_folder(path: str | None, option: str) -> None:
-    """An output file's folder must exist before the run starts (else the release would be written and the
-    manifest lost)."""
+    """An output file's folder must exist before anything is released (else the release would be written and
+    the manifest lost)."""
     if path in (None, "-"):
         return
     folder = Path(path).expanduser().resolve().parent
@@ -251,7 +252,6 @@ def _check_output_folder(path: str | None, option: str) -> None:
 @user_errors
 def anonymize(policy, json_path, db, mode, force, quiet):
     """Search the lattice, choose the best satisfying node, materialize the release, write its manifest."""
-    _check_output_folder(json_path, "--json")
     with _run(policy, db, quiet, mode) as run:
         run.choose()
         _release(run, json_path, force, quiet)

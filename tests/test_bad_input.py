@@ -207,6 +207,14 @@ def edited_manifest(path: str, value) -> Setup:
     return setup
 
 
+def good_manifest() -> Setup:
+    """The template's real manifest, unchanged, written as m.json."""
+    def setup(folder, pol):
+        (folder / "m.json").write_text(json.dumps(GOOD_MANIFEST), encoding="utf-8")
+        return pol
+    return setup
+
+
 def manifest(content: str) -> Setup:
     return write("m.json", content)
 
@@ -385,6 +393,8 @@ CASES = [
     # -- manifests ----------------------------------------------------------------------------------------
     Case("json-folder-missing", lambda f, p: p, "--json: the folder",
          ["anonymize", "p.yaml", "--json", "nowhere/m.json", "-q"]),
+    Case("apply-json-folder-missing", good_manifest(),
+         "--json: the folder", ["apply", "m.json", "--source", "hospital.csv", "--json", "nowhere/m2.json", "-q"]),
     Case("manifest-missing", lambda f, p: p, "manifest m.json does not exist", GOOD_MANIFEST_ARGS),
     Case("manifest-not-json", manifest("{policy: 1"), "m.json is not JSON", GOOD_MANIFEST_ARGS),
     Case("manifest-a-list", manifest("[1, 2]"), "not a manifest", GOOD_MANIFEST_ARGS),
