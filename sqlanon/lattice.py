@@ -165,10 +165,12 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     evaluated = 0
     per_level = []
     # how many nodes of the full lattice have each height: the progress estimate counts them as decided
-    full_heights = np.indices(tuple(h + 1 for h in heights)).sum(axis=0) if n else np.zeros((), dtype=int)
+    full_shape = tuple(h + 1 for h in heights)
+    full_heights = np.indices(full_shape).sum(axis=0) if n else np.zeros((), dtype=int)
     per_height = np.bincount(full_heights.ravel())
     decided = 0
-    height_of: dict[tuple[int, ...], np.ndarray] = {}
+    # each node's height, per subset lattice shape (the full lattice's is the one just computed)
+    height_of: dict[tuple[int, ...], np.ndarray] = {full_shape: full_heights}
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
         work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
