@@ -136,8 +136,4 @@ def metric_value(metric: str, fs: FrequencySet, result: NodeResult) -> float:
 
 
 def all_metrics(fs: FrequencySet, result: NodeResult, with_kl: bool = True) -> dict:
-    out = {"height": height(result.levels), "avg_class_size": round(avg_class_size(result), 6),
-           "discernibility": discernibility(result, fs.rows)}
-    if with_kl:
-        out["kl_divergence"] = round(kl_divergence(fs, result), 10)
-    return out
+    return {m: metric_value(m, fs, result) for m in METRICS if with_kl or m != "kl_divergence"}
