@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs
+from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs, _unpack
 
 # the largest bottom frequency set fetched for rolling up in memory (cells = rows of the aggregate; about
 # 60 bytes each with a few attributes); larger ones are rolled up by the database, one GROUP BY per node
@@ -221,9 +221,5 @@ class RollupCounts:
             counts = np.bincount(inverse, weights=cells.n, minlength=len(pairs)).astype(np.int64)
             blk, value = np.divmod(pairs, m)
             starts = _runs(blk[:, None])
-            codes = np.zeros((len(uniques), len(radices)), dtype=np.int64)
-            rest = uniques.copy()
-            for i in range(len(radices) - 1, -1, -1):
-                rest, codes[:, i] = np.divmod(rest, radices[i])
-            out.append(SparseCounts(codes, starts, value, counts, m))
+            out.append(SparseCounts(_unpack(uniques, radices), starts, value, counts, m))
         return out
