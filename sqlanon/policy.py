@@ -1,13 +1,14 @@
 """The policy: what to anonymize, how, and what to release (docs/DESIGN.md section 3.1).
 
 A policy is a YAML file or a dict of the same shape. `load_policy` checks it and returns a `Policy`
-with every field normalized; anything wrong raises `PolicyError` naming the dotted field. The shape
-(keys, types, allowed values and ranges) is `sqlanon.policy_model`, the same models that give the JSON
-Schema of `sqlanon schema`: unknown keys are refused with the closest valid one, and the privacy section
-is validated once (`Policy.privacy_model`), the criteria being built from it by
-`sqlanon.models.criteria_from_policy` once the sensitive domains are known. What needs the files, the
-engine or the other sections (a DuckDB file's magic bytes, relation names, a column listed twice) is
-checked here.
+with every field normalized; anything wrong raises `PolicyError` naming the dotted field. The whole
+shape (keys, types, allowed values and ranges, the rules between keys of one section: one source kind,
+a hierarchy for every quasi-identifier, a column listed once) is validated once, by
+`sqlanon.policy_model`, the same models that give the JSON Schema of `sqlanon schema`; unknown keys are
+refused with the closest valid one. The criteria are built from the validated privacy section by
+`sqlanon.models.criteria_from_policy` once the sensitive domains are known. Only what needs the files,
+the engine or several sections at once (a DuckDB file's magic bytes, input files that exist, relation
+names per engine, a column both quasi-identifier and sensitive) is checked here.
 """
 from __future__ import annotations
 
@@ -18,9 +19,7 @@ from typing import Any
 
 from . import files, policy_model, templates
 from .errors import PolicyError
-from .hierarchy import KINDS, spec_kind
 
-TOP_KEYS = frozenset(policy_model.PolicyModel.model_fields)   # the keys, from the one description of the shape
 UTILITY_METRICS = tuple(policy_model.PolicyModel.model_fields["utility"].annotation.__args__)
 
 
@@ -120,12 +119,6 @@ class Policy:
         return out
 
 
-def _require_mapping(value, fieldname: str) -> dict:
-    if not isinstance(value, dict):
-        raise PolicyError(fieldname, f"must be a mapping; got {type(value).__name__}")
-    return value
-
-
 def _name(value, fieldname: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise PolicyError(fieldname, f"must be a non-empty name; got {value!r}")
@@ -161,75 +154,15 @@ def _path(value, base_dir: Path, fieldname: str) -> Path:
     return p if p.is_absolute() else (base_dir / p)
 
 
-ENGINES = ("duckdb", "postgres", "spark")
-SOURCE_KEYS = {
-    "duckdb": ("engine", "database", "table", "csv", "parquet", "query"),
-    "postgres": ("engine", "dsn_env", "password_env", "settings", "table", "query"),
-    "spark": ("engine", "master", "conf", "table", "parquet", "csv", "query"),
-}
-_SECRET_KEYS = {"dsn", "url", "uri", "password", "user", "host", "port", "dbname", "connection"}
-
-
-def _env_name(value, fieldname: str) -> str:
-    if not isinstance(value, str) or not value.replace("_", "").isalnum() or value[0].isdigit():
-        raise PolicyError(fieldname, f"must name an environment variable (letters, digits, _); got {value!r}")
-    return value
-
-
-_SECRET_WORDS = ("password", "secret", "token", "credential", "access.key", "accesskey", "private")
-
-
-def _scalars(value, fieldname: str, env_values: bool = False) -> dict:
-    """Settings: name -> text, number or boolean; with `env_values`, also {env: VARIABLE} (read at connect
-    time), which a setting whose name looks secret must use (the policy is copied into the manifest)."""
-    value = _require_mapping(value or {}, fieldname)
-    for k, v in value.items():
-        if env_values and isinstance(v, dict):
-            if set(v) != {"env"}:
-                raise PolicyError(f"{fieldname}.{k}", f"give a value or {{env: VARIABLE}}; got {v!r}")
-            _env_name(v["env"], f"{fieldname}.{k}.env")
-            continue
-        if not isinstance(k, str) or not k or not isinstance(v, (str, int, float, bool)):
-            raise PolicyError(f"{fieldname}.{k}", "must be a setting name with a text, number or boolean value"
-                              + (" or {env: VARIABLE}" if env_values else "") + f"; got {v!r}")
-        if env_values and any(w in k.lower() for w in _SECRET_WORDS):
-            raise PolicyError(f"{fieldname}.{k}", "looks like a secret, and the policy is copied into the manifest: "
-                              "give {env: VARIABLE} and put the value in that environment variable")
-    return dict(value)
-
-
-def _parse_source(raw, base_dir: Path) -> Source:
-    if raw is None:
-        raise PolicyError("source", "missing; give {table: NAME} with database: FILE.duckdb, or csv:, parquet: "
-                          "or query:")
-    raw = _require_mapping(raw, "source")
-    engine = raw.get("engine", "duckdb")
-    if engine not in ENGINES:
-        raise PolicyError("source.engine", f"must be one of {', '.join(ENGINES)}; got {engine!r}")
-    allowed = SOURCE_KEYS[engine]
-    unknown = sorted(set(raw) - set(allowed))
-    if unknown:
-        key = unknown[0]
-        if engine == "postgres" and key in _SECRET_KEYS:
-            raise PolicyError("source." + key, "connection details do not go in the policy (it is copied into the "
-                              "manifest): put the connection string in an environment variable and name it in "
-                              "dsn_env (a password may also come from password_env or PGPASSWORD)")
-        others = [e for e in ENGINES if key in SOURCE_KEYS[e] and e != engine]
-        hint = f" (that key is for engine {others[0]})" if others else ""
-        raise PolicyError("source." + key, f"unknown key for engine {engine}{hint}; "
-                          f"{policy_model.did_you_mean(key, allowed)}use {', '.join(allowed)}")
-    kinds = [k for k in ("csv", "parquet", "query") if k in raw]
-    if len(kinds) > 1:
-        raise PolicyError("source", f"give only one of csv, parquet, query; got {', '.join(kinds)}")
-    table = raw.get("table")
-    if table is not None:
-        table = _relation_name(table, "source.table", engine)
-    if "database" in raw and kinds and kinds[0] != "query":
-        raise PolicyError("source.database", f"goes with table: or query: (the DuckDB file they read); a {kinds[0]} "
-                          "source is read from its file: remove database:")
+def _source(m: Any, raw: dict, base_dir: Path) -> Source:
+    """The validated source model (`policy_model.DuckDBSource` / `PostgresSource` / `SparkSource`: keys,
+    types, one table / file / query) completed with what needs the files and the engine: relation names,
+    the DuckDB file's magic bytes, input files that exist."""
+    engine = m.engine
+    table = _relation_name(m.table, "source.table", engine) if m.table is not None else None
     db = None
-    if raw.get("database") is not None:
-        db = _path(raw["database"], base_dir, "source.database")
+    if getattr(m, "database", None) is not None:
+        db = _path(m.database, base_dir, "source.database")
         if not db.is_file():
             raise PolicyError("source.database", f"database file {db} does not exist" if not db.exists() else
                               f"{db} is not a regular file; give a DuckDB database file")
@@ -237,43 +170,26 @@ def _parse_source(raw, base_dir: Path) -> Source:
             if fh.read(12)[8:12] != b"DUCK":      # DuckDB's magic bytes, after the first block's checksum
                 raise PolicyError("source.database", f"{db} is not a DuckDB database file; for a CSV or Parquet file "
                                   "write csv: or parquet: instead of database:")
-    extra = {"engine": engine}
+    extra: dict[str, Any] = {"engine": engine}
     if engine == "postgres":
-        if "dsn_env" not in raw:
-            raise PolicyError("source.dsn_env", "missing; name the environment variable that holds the PostgreSQL "
-                              "connection string or URL (e.g. dsn_env: SQLANON_PG_DSN)")
-        extra["dsn_env"] = _env_name(raw["dsn_env"], "source.dsn_env")
-        if raw.get("password_env") is not None:
-            extra["password_env"] = _env_name(raw["password_env"], "source.password_env")
-        extra["settings"] = _scalars(raw.get("settings"), "source.settings")
+        extra.update(dsn_env=m.dsn_env, password_env=m.password_env, settings=dict(raw.get("settings") or {}))
     elif engine == "spark":
-        master = raw.get("master")
-        if master is not None and (not isinstance(master, str) or not master.strip()):
-            raise PolicyError("source.master", f"must be a Spark master URL such as local[2] or spark://host:7077; "
-                              f"got {master!r}")
-        extra["master"] = master
-        extra["conf"] = _scalars(raw.get("conf"), "source.conf", env_values=True)
-    if kinds:
-        kind = kinds[0]
-        if kind == "query":
-            q = raw["query"]
-            if not isinstance(q, str) or not q.strip():
-                raise PolicyError("source.query", "must be a SELECT statement")
-            return Source("query", table=table, query=q, database=db, **extra)
-        value = raw[kind]
-        if engine == "spark" and isinstance(value, str) and "://" in value:
-            return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
-        path = _path(value, base_dir, f"source.{kind}")
-        if not path.exists():
-            raise PolicyError(f"source.{kind}", f"file {path} does not exist")
-        if not (path.is_file() or path.is_dir()):      # a folder is a partitioned data set
-            raise PolicyError(f"source.{kind}", f"{path} is not a regular file (a device, pipe or socket); give "
-                              f"a {kind.upper() if kind == 'csv' else 'Parquet'} file")
-        return Source(kind, table=table, path=path, **extra)
-    if table is None:
-        raise PolicyError("source.table", "missing; name the table to anonymize (or give "
-                          + ("csv:, parquet: or query:)" if engine != "postgres" else "query:)"))
-    return Source("table", table=table, database=db, **extra)
+        extra.update(master=m.master, conf=dict(raw.get("conf") or {}))   # {env: VARIABLE} kept as written
+    if m.query is not None:
+        return Source("query", table=table, query=m.query, database=db, **extra)
+    kind = next((k for k in ("csv", "parquet") if getattr(m, k, None) is not None), None)
+    if kind is None:
+        return Source("table", table=table, database=db, **extra)
+    value = getattr(m, kind)
+    if engine == "spark" and "://" in value:
+        return Source(kind, table=table, url=value, **extra)      # hdfs://, s3a://, file://: Spark reads it
+    path = _path(value, base_dir, f"source.{kind}")
+    if not path.exists():
+        raise PolicyError(f"source.{kind}", f"file {path} does not exist")
+    if not (path.is_file() or path.is_dir()):      # a folder is a partitioned data set
+        raise PolicyError(f"source.{kind}", f"{path} is not a regular file (a device, pipe or socket); give "
+                          f"a {kind.upper() if kind == 'csv' else 'Parquet'} file")
+    return Source(kind, table=table, path=path, **extra)
 
 
 def source_with_table(raw_source: dict | None, table: str) -> dict:
@@ -286,47 +202,14 @@ def source_with_table(raw_source: dict | None, table: str) -> dict:
     return out
 
 
-def _parse_attributes(raw, fieldname: str, need_hierarchy: bool) -> dict[str, dict | None]:
-    if raw is None:
-        raise PolicyError(fieldname, "missing")
-    out: dict[str, dict | None] = {}
-    if isinstance(raw, list):
-        for i, name in enumerate(raw):
-            if isinstance(name, dict) and len(name) == 1:
-                (n, spec), = name.items()
-                n = _name(n, f"{fieldname}[{i}]")
-                value = _require_mapping(spec, f"{fieldname}.{n}")
-            else:
-                n, value = _name(name, f"{fieldname}[{i}]"), None
-            if n in out:
-                raise PolicyError(f"{fieldname}[{i}]", f"column '{n}' is listed twice; give each column once")
-            out[n] = value
-    elif isinstance(raw, dict):
-        for name, spec in raw.items():
-            _name(name, fieldname)
-            out[name] = None if spec is None else _require_mapping(spec, f"{fieldname}.{name}")
-    elif isinstance(raw, str):
-        out[_name(raw, fieldname)] = None
-    else:
-        raise PolicyError(fieldname, f"must be a mapping of column -> {{hierarchy: ...}} or a list; got {raw!r}")
-    if not out:
-        raise PolicyError(fieldname, "must name at least one column")
-    for name, spec in out.items():
-        if spec is None:
-            if need_hierarchy:
-                raise PolicyError(f"{fieldname}.{name}", "needs {hierarchy: FILE.csv | " + " | ".join(KINDS[1:]) + "}")
-            continue
-        kind = spec_kind(spec, name, fieldname)
-        if "encoding" in spec and kind != "taxonomy":
-            raise PolicyError(f"{fieldname}.{name}.encoding", "goes with a hierarchy CSV file (the text encoding "
-                              "of that file); remove it")
-        allowed = policy_model.hierarchy_keys(kind)
-        unknown = sorted(set(spec) - set(allowed), key=str)
-        if unknown:
-            raise policy_model.unknown_key_error(unknown[0], allowed, f"{fieldname}.{name}")
-        if "encoding" in spec:
-            files.encoding_name(spec["encoding"], f"{fieldname}.{name}.encoding")
-    return out
+def _columns(raw: Any) -> dict[str, dict | None]:
+    """`quasi_identifiers` / `sensitive` as validated by the model (a mapping, a list of names or of
+    {column: hierarchy}, or one name), as column -> hierarchy spec (None: no hierarchy), in policy order."""
+    if isinstance(raw, str):
+        return {raw: None}
+    if isinstance(raw, dict):
+        return dict(raw)
+    return dict(next(iter(e.items())) if isinstance(e, dict) else (e, None) for e in raw)
 
 
 def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb",
@@ -395,22 +278,16 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     if not isinstance(raw, dict):
         raise PolicyError("(top level)", "a policy must be a mapping with source, quasi_identifiers, sensitive, "
                           "privacy")
-    unknown = sorted(set(raw) - TOP_KEYS, key=str)
-    if unknown:
-        raise policy_model.unknown_key_error(str(unknown[0]), list(policy_model.PolicyModel.model_fields), "")
-    src = _parse_source(raw.get("source"), base_dir)
-    qis = _parse_attributes(raw.get("quasi_identifiers"), "quasi_identifiers", need_hierarchy=True)
-    sens = _parse_attributes(raw.get("sensitive"), "sensitive", need_hierarchy=False)
+    # the whole policy against its model, once: the shape of every section, with the messages of
+    # `sqlanon.policy_model`; what follows needs the files, the engine or several sections at once
+    model = policy_model.validate(policy_model.PolicyModel, raw, "")
+    src = _source(model.source, raw["source"], base_dir)
+    qis = _columns(raw["quasi_identifiers"])
+    sens = _columns(raw["sensitive"])
     both = set(qis) & set(sens)
     if both:
         raise PolicyError("sensitive", f"column '{sorted(both)[0]}' is also a quasi-identifier; a column is one or "
                           "the other")
-    privacy = _require_mapping(raw.get("privacy", {}) or {}, "privacy")
-    if not privacy:
-        raise PolicyError("privacy", "missing; give at least k (for example privacy: {k: 5})")
-    # the whole policy against its model, once: whatever the schema of `sqlanon schema` refuses is refused
-    # here too (the checks above only give the source and the columns their own, more specific, messages)
-    model = policy_model.validate(policy_model.PolicyModel, raw, "")
     from .models import privacy_model
     privacy_checked = privacy_model(model.privacy)      # at least one model; the criteria are built from it
     release = _parse_release(model.release, base_dir, _default_release_name(src), src.engine, qis)
@@ -418,5 +295,5 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     if entity is not None and (entity in qis or entity in sens):
         raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
     search = SearchOptions(model.search.max_nodes, float(model.search.time_limit_s))
-    return Policy(src, qis, sens, dict(privacy), model.utility, release, base_dir, raw, path, entity, search,
+    return Policy(src, qis, sens, dict(raw["privacy"]), model.utility, release, base_dir, raw, path, entity, search,
                   privacy_checked, model)

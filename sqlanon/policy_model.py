@@ -15,6 +15,7 @@ Imported by `sqlanon.models` and `sqlanon.policy` (pydantic: about 0.1 s), not b
 """
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 from typing import Annotated, Any, Literal, Union
@@ -30,6 +31,7 @@ from pydantic import (
     StrictStr,
     Tag,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -73,6 +75,21 @@ Scalar = Union[StrictStr, StrictInt, StrictFloat, Annotated[bool, Field(strict=T
 # ------------------------------------------------------------------------------------------------
 # source, one model per engine
 
+ENGINES = ("duckdb", "postgres", "spark")
+# keys that would put connection details (secrets) into the policy, which is copied into the manifest
+CONNECTION_KEYS = {"dsn", "url", "uri", "password", "user", "host", "port", "dbname", "connection"}
+SECRET_WORDS = ("password", "secret", "token", "credential", "access.key", "accesskey", "private")
+
+
+def _one_source(src: Any, kinds: tuple[str, ...]) -> None:
+    """A source reads one thing: a table, or exactly one of the file / query `kinds` its engine has."""
+    given = [k for k in kinds if getattr(src, k, None) is not None]
+    if len(given) > 1:
+        raise PolicyError("source", f"give only one of {', '.join(kinds)}; got {', '.join(given)}")
+    if not given and src.table is None:
+        raise PolicyError("source.table", "missing; name the table to anonymize (or give "
+                          + ", ".join(f"{k}:" for k in kinds[:-1]) + f" or {kinds[-1]}:)")
+
 class EnvRef(Strict):
     env: EnvName = Field(description="Environment variable whose value is used at connect time (never written "
                          "into the manifest).", examples=["SPARK_S3_SECRET"])
@@ -95,6 +112,15 @@ class DuckDBSource(Strict):
     query: Name | None = Field(None, description="One SELECT whose rows are anonymized.",
                                examples=["SELECT * FROM adult WHERE age >= 18"])
 
+    @model_validator(mode="after")
+    def _reads_one_thing(self) -> DuckDBSource:
+        _one_source(self, ("csv", "parquet", "query"))
+        kind = "csv" if self.csv is not None else "parquet" if self.parquet is not None else None
+        if self.database is not None and kind:
+            raise PolicyError("source.database", f"goes with table: or query: (the DuckDB file they read); a {kind} "
+                              "source is read from its file: remove database:")
+        return self
+
 
 class PostgresSource(Strict):
     """PostgreSQL: connection details come from environment variables, never from the policy."""
@@ -110,6 +136,11 @@ class PostgresSource(Strict):
                                examples=["public.adult"])
     query: Name | None = Field(None, description="One SELECT in PostgreSQL's dialect.",
                                examples=["SELECT * FROM adult"])
+
+    @model_validator(mode="after")
+    def _reads_one_thing(self) -> PostgresSource:
+        _one_source(self, ("query",))
+        return self
 
 
 class SparkSource(Strict):
@@ -127,10 +158,41 @@ class SparkSource(Strict):
     parquet: str | None = Field(None, description="Parquet file, folder or URL.", examples=["adult.parquet"])
     query: Name | None = Field(None, description="One SELECT in Spark SQL.", examples=["SELECT * FROM adult"])
 
+    @field_validator("conf")
+    @classmethod
+    def _no_secret_in_policy(cls, conf: dict[str, Any]) -> dict[str, Any]:
+        for name, value in conf.items():
+            if not isinstance(value, EnvRef) and any(w in name.lower() for w in SECRET_WORDS):
+                raise PolicyError(f"source.conf.{name}", "looks like a secret, and the policy is copied into the "
+                                  "manifest: give {env: VARIABLE} and put the value in that environment variable")
+        return conf
+
+    @model_validator(mode="after")
+    def _reads_one_thing(self) -> SparkSource:
+        _one_source(self, ("csv", "parquet", "query"))
+        return self
+
+
+SOURCE_MODELS: dict[str, type[Strict]] = {"duckdb": DuckDBSource, "postgres": PostgresSource, "spark": SparkSource}
+
 
 def _engine(value: Any) -> str:
     engine = value.get("engine", "duckdb") if isinstance(value, dict) else getattr(value, "engine", "duckdb")
-    return engine if engine in ("duckdb", "postgres", "spark") else "duckdb"
+    return engine if engine in ENGINES else "duckdb"
+
+
+def source_key_error(key: str, engine: str) -> PolicyError:
+    """A key the source model of `engine` does not have: connection details get their own message (they
+    belong in environment variables), a key of another engine says which."""
+    if engine == "postgres" and key in CONNECTION_KEYS:
+        return PolicyError("source." + key, "connection details do not go in the policy (it is copied into the "
+                           "manifest): put the connection string in an environment variable and name it in "
+                           "dsn_env (a password may also come from password_env or PGPASSWORD)")
+    allowed = list(SOURCE_MODELS[engine].model_fields)
+    others = [e for e in ENGINES if e != engine and key in SOURCE_MODELS[e].model_fields]
+    hint = f" (that key is for engine {others[0]})" if others else ""
+    return PolicyError("source." + key, f"unknown key for engine {engine}{hint}; {did_you_mean(key, allowed)}"
+                       f"use {', '.join(allowed)}")
 
 
 Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")] | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
@@ -147,6 +209,16 @@ class TaxonomyHierarchy(Strict):
                             json_schema_extra={"not": {"enum": list(HIERARCHY_KINDS)}})
     encoding: Name | None = Field(None, description="Text encoding of the CSV file (default utf-8).",
                                   examples=["latin-1"])
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                codecs.lookup(value)
+            except LookupError:
+                raise ValueError(f"unknown text encoding {value!r}; use for example utf-8, latin-1 or cp1252") from None
+        return value
 
 
 class IntervalsHierarchy(Strict):
@@ -199,6 +271,39 @@ def _hierarchy_kind(value: Any) -> str:
 
 Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")] | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")] | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
     Discriminator(_hierarchy_kind)]
+
+def _columns(section: str, need_hierarchy: bool) -> Any:
+    """A check run before the shape of `quasi_identifiers` / `sensitive`: the errors a generic type error
+    would explain badly (no column, a column listed twice, a quasi-identifier without a hierarchy)."""
+    def check(value: Any) -> Any:
+        if isinstance(value, (dict, list)) and not value:
+            raise PolicyError(section, "must name at least one column")
+        if isinstance(value, dict):
+            named = [(f"{section}.{name}", spec) for name, spec in value.items()]
+        elif isinstance(value, list):
+            named, seen = [], set()
+            for i, entry in enumerate(value):
+                if isinstance(entry, dict) and len(entry) == 1:
+                    (name, spec), = entry.items()
+                elif isinstance(entry, str):
+                    name, spec = entry, None
+                else:
+                    continue            # the model names what is wrong with it
+                if name in seen:
+                    raise PolicyError(f"{section}[{i}]", f"column '{name}' is listed twice; give each column once")
+                seen.add(name)
+                named.append((f"{section}.{name}", spec))
+        else:
+            return value
+        for field, spec in named:
+            if spec is None and need_hierarchy:
+                raise PolicyError(field, "needs {hierarchy: FILE.csv | " + " | ".join(HIERARCHY_KINDS) + "}")
+            if isinstance(spec, dict) and "hierarchy" not in spec:     # else read as a taxonomy with odd keys
+                raise PolicyError(f"{field}.hierarchy", "missing; give a CSV path or one of "
+                                  + ", ".join(HIERARCHY_KINDS))
+        return value
+    return BeforeValidator(check)
+
 
 QuasiIdentifiers = Union[
     Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")],
@@ -435,10 +540,10 @@ class PolicyModel(Strict):
 
     source: Source = Field(description="Where the rows are and which engine holds them.",
                            examples=[{"database": "data.duckdb", "table": "adult"}, {"csv": "adult.csv"}])
-    quasi_identifiers: QuasiIdentifiers = Field(
+    quasi_identifiers: Annotated[QuasiIdentifiers, _columns("quasi_identifiers", need_hierarchy=True)] = Field(
         description="Columns an attacker may know, each with its generalization hierarchy.",
         examples=[{"age": {"hierarchy": "intervals", "widths": [5, 10, 20]}, "sex": {"hierarchy": "suppress"}}])
-    sensitive: Sensitive = Field(description="Sensitive columns (released unchanged, protected by the privacy "
+    sensitive: Annotated[Sensitive, _columns("sensitive", need_hierarchy=False)] = Field(description="Sensitive columns (released unchanged, protected by the privacy "
                                  "models).", examples=[["occupation"]])
     privacy: Privacy = Field(description="The privacy models (at least one).", examples=[{"k": 5}])
     utility: Literal["height", "avg_class_size", "discernibility", "kl_divergence"] = Field(
@@ -493,6 +598,12 @@ def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
     node = _schema_at(prefix, path, raw)
     kind, value = e["type"], e.get("input")
     if kind == "extra_forbidden":
+        owner = _dotted(prefix, path[:-1])
+        if owner == "source":
+            source = raw.get("source") if isinstance(raw, dict) else None
+            return source_key_error(str(path[-1]), _engine(source))
+        if path[-1] == "encoding" and owner.startswith(("quasi_identifiers.", "sensitive.")):
+            return PolicyError(field, "goes with a hierarchy CSV file (the text encoding of that file); remove it")
         parent = _schema_at(prefix, path[:-1], raw)
         return unknown_key_error(str(path[-1]), list(parent.get("properties", {})), _dotted(prefix, path[:-1]))
     if kind == "missing":
@@ -500,10 +611,14 @@ def policy_error(err: ValidationError, raw: Any, prefix: str) -> PolicyError:
         eg = f", for example {path[-1]}: {json.dumps(example)}" if example is not None else ""
         about = f" ({_lower(node['description'])})" if node.get("description") else ""
         return PolicyError(field, f"missing; give {path[-1]}{about}{eg}")
+    if kind == "value_error":      # a field validator's own words (what is wrong and what to write)
+        return PolicyError(field, str(e["ctx"]["error"]))
     if kind == "literal_error" or "enum" in node:
-        return PolicyError(field, f"must be one of {', '.join(map(str, node.get('enum', [])))}; got {value!r}")
+        choices = ENGINES if field == "source.engine" else node.get("enum", [])   # every engine, not one branch's
+        return PolicyError(field, f"must be one of {', '.join(map(str, choices))}; got {value!r}")
     what = _what(node)
-    about = f" ({_lower(node['description'])})" if node.get("description") and kind.endswith("_type") else ""
+    about = (f" ({_lower(node['description'])})" if node.get("description") and
+             (kind.endswith("_type") or kind.startswith("string_")) else "")
     return PolicyError(field, f"must be {what}{about}; got {value!r}")
 
 
@@ -526,14 +641,15 @@ def _data_path(loc: tuple, raw: Any) -> list:
 def _branch_for(node: dict, data: Any) -> dict:
     """Of a union's alternatives (source per engine, hierarchy per kind, mapping or list), the one `data`
     is written for: of its type, no fixed value (engine: postgres, hierarchy: intervals) contradicted,
-    most keys known."""
+    a fixed value matched, most keys known."""
     kind = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(data))
 
-    def fits(b: dict) -> tuple[bool, int, int]:
+    def fits(b: dict) -> tuple[bool, int, int, int]:
         props = b.get("properties", {})
         items = data.items() if isinstance(data, dict) else []
         clash = sum(1 for k, v in items if k in props and "const" in props[k] and props[k]["const"] != v)
-        return (b.get("type") == kind, -clash, sum(1 for k, _ in items if k in props))
+        match = sum(1 for k, v in items if k in props and props[k].get("const", object()) == v)
+        return (b.get("type") == kind, -clash, match, sum(1 for k, _ in items if k in props))
     return max(_alternatives(node), key=fits)
 
 
@@ -549,7 +665,7 @@ def _dotted(prefix: str, path: list) -> str:
 
 def _lower(text: str) -> str:
     text = text.rstrip(".")
-    return text[:1].lower() + text[1:]
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]     # "CSV file" stays as it is
 
 
 def _resolve(node: dict) -> dict:
@@ -587,6 +703,9 @@ def _schema_at(prefix: str, path: list, data: Any = None) -> dict:
             data = data.get(part) if isinstance(data, dict) else (
                 data[part] if isinstance(data, list) and isinstance(part, int) and part < len(data) else None)
     alts = [b for b in _alternatives(node) if b.get("type") != "null"]
+    kind = {dict: "object", list: "array", str: "string", bool: "boolean"}.get(type(data))
+    if len(alts) > 1 and kind and not any(b.get("type") == kind for b in alts):
+        return {"anyOf": alts}        # a value of none of the union's types: `_what` names them all
     return _branch_for({"anyOf": alts}, data) if alts else _resolve(node)
 
 
@@ -604,6 +723,9 @@ def _child(node: dict, part: Any) -> dict:
 
 def _what(node: dict) -> str:
     """What a value must be, from its schema: 'an integer >= 1', 'a number > 0 and <= 1', 'a list', ..."""
+    if "anyOf" in node:
+        kinds = list(dict.fromkeys(_what(alt) for alt in node["anyOf"]))
+        return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
     kind = node.get("type")
     if kind in ("integer", "number"):
         noun = "an integer" if kind == "integer" else "a number"
@@ -616,8 +738,9 @@ def _what(node: dict) -> str:
                   if key in node]
         return noun + (" " + " and ".join(bounds) if bounds else "")
     if kind == "string":
-        return ("a name of letters, digits and _ (an environment variable)" if node.get("pattern", "\\S") != "\\S"
-                else "a non-empty text")
+        if node.get("pattern", "\\S") != "\\S":
+            return "a name of letters, digits and _ (an environment variable)"
+        return "a non-empty text" if node.get("minLength") or "pattern" in node else "a text"
     if kind == "boolean":
         return "true or false"
     if kind == "array":

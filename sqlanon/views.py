@@ -117,7 +117,7 @@ def enforcement(policy, criteria) -> Enforcement:
 
 
 def view_criteria(policy, fs) -> list:
-    return criteria_from_policy(policy.privacy, {s.name: s.domain for s in fs.sensitives})
+    return criteria_from_policy(policy.privacy_model or policy.privacy, {s.name: s.domain for s in fs.sensitives})
 
 
 def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> None:

@@ -300,7 +300,7 @@ CASES = [
     Case("qi-no-hierarchy", qi("age", None), "quasi_identifiers.age': needs {hierarchy"),
     Case("qi-hierarchy-key-missing", qi("age", {"widths": [10]}), "quasi_identifiers.age.hierarchy': missing"),
     Case("qi-unknown-key", qi("age", {"hierarchy": "suppress", "width": 5}), "quasi_identifiers.age.width"),
-    Case("qi-hierarchy-a-number", qi("age", {"hierarchy": 5}), "must be a string"),
+    Case("qi-hierarchy-a-number", qi("age", {"hierarchy": 5}), "hierarchy': must be a non-empty text (CSV file"),
     Case("intervals-no-widths", qi("age", {"hierarchy": "intervals"}), "quasi_identifiers.age.widths"),
     Case("intervals-widths-not-nested", qi("age", {"hierarchy": "intervals", "widths": [5, 7]}), "not a multiple"),
     Case("intervals-negative-width", qi("age", {"hierarchy": "intervals", "widths": [-5]}), "quasi_identifiers.age.widths[0]': must be a positive number"),

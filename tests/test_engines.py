@@ -600,11 +600,13 @@ def test_unreachable_spark_master_is_one_line(tmp_path):
     ({"engine": "postgres", "dsn_env": "X", "csv": "a.csv"}, "source.csv", "unknown key for engine postgres"),
     ({"engine": "spark", "dsn_env": "X", "table": "t"}, "source.dsn_env", "that key is for engine postgres"),
     ({"engine": "spark", "master": "", "table": "t"}, "source.master", "master URL"),
-    ({"engine": "spark", "conf": {"spark.x": [1]}, "table": "t"}, "source.conf.spark.x", "setting"),
+    ({"engine": "spark", "conf": {"spark.x": [1]}, "table": "t"}, "source.conf.spark.x",
+     "must be a text, an integer, a number, true or false or a mapping"),
     ({"engine": "duckdb", "master": "local", "table": "t"}, "source.master", "engine spark"),
     ({"engine": "spark", "conf": {"spark.hadoop.fs.s3a.secret.key": "abc"}, "table": "t"},
      "source.conf.spark.hadoop.fs.s3a.secret.key", "{env: VARIABLE}"),
-    ({"engine": "spark", "conf": {"spark.x": {"env": "A", "b": 1}}, "table": "t"}, "source.conf.spark.x", "env"),
+    ({"engine": "spark", "conf": {"spark.x": {"env": "A", "b": 1}}, "table": "t"}, "source.conf.spark.x.b",
+     "the keys of source.conf.spark.x are env"),
 ])
 def test_source_policy_errors_name_the_field(tmp_path, source, field, needle):
     with pytest.raises(PolicyError) as err:
