@@ -28,7 +28,7 @@ from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
-from .frequency import FrequencySet
+from .frequency import PREFIX, FrequencySet
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
 from .heuristic import heuristic_search
@@ -74,8 +74,11 @@ class Anonymization:
             self.backend = wrap_connection(connection)
         else:
             self.backend = open_backend(self.policy.source, db if db is not None else default_db(self.policy))
+        # a connection of its own holds no other run's work tables (temporary tables are per connection;
+        # Spark's session is shared in the process), so the first prefix is free without asking
+        own = connection is None and self.policy.source.engine != "spark"
         try:
-            self._prepare()
+            self._prepare(own)
         except BaseException:
             if connection is None:
                 self.backend.close()
@@ -91,9 +94,9 @@ class Anonymization:
         self.scored = ""                      # which metrics `candidates` carry: "all", "policy" or "search"
         self.outputs: list[Output] = []
 
-    def _prepare(self) -> None:
+    def _prepare(self, own_connection: bool = False) -> None:
         self.source = attach_source(self.backend, self.policy.source)
-        self.fs = FrequencySet(self.backend, self.source, self.policy).build()
+        self.fs = FrequencySet(self.backend, self.source, self.policy, PREFIX if own_connection else None).build()
         self.criteria = criteria_from_policy(self.policy.privacy_model or self.policy.privacy,
                                              {s.name: s.domain for s in self.fs.sensitives})
         k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)

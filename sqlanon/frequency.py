@@ -178,12 +178,12 @@ class FrequencySet:
         # work tables are temporary and named per run, so two runs can share one connection
         self.prefix = prefix or _free_prefix(backend)
         self.fs_table = f"{self.prefix}_fs"
-        self.wide_table = f"{self.prefix}_wide"
+        self.wide_name = f"{self.prefix}_wide"
+        self._wide_built = False
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
         self._cells_xlogx: float | None = None
-        self._wide_rows: int | None = None
         self._bottom_rows: int | None = None
         self._counts_source = None
         self.rollup = True          # roll node counts up in memory when the frequency set is small
@@ -287,10 +287,20 @@ class FrequencySet:
         return sens
 
     def _create_frequency_sets(self) -> None:
-        ctx = dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_table,
-                   entity=self.policy.entity_key)
-        self.backend.execute("frequency_set.sql", **ctx)
-        self.backend.execute("wide_frequency_set.sql", **ctx)
+        self.backend.execute("frequency_set.sql", **self._fs_context())
+
+    def _fs_context(self) -> dict:
+        return dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table,
+                    wide=self.wide_name, entity=self.policy.entity_key)
+
+    @property
+    def wide_table(self) -> str:
+        """The wide frequency set (every level's code joined onto the bottom one), built on first use: a
+        search rolled up in memory (`sqlanon.rollup`) may never need it."""
+        if not self._wide_built:
+            self.backend.execute("wide_frequency_set.sql", **self._fs_context())
+            self._wide_built = True
+        return self.wide_name
 
     # -- querying ---------------------------------------------------------------------------
     def sensitive_totals(self) -> dict[str, np.ndarray]:
@@ -321,6 +331,9 @@ class FrequencySet:
 
     def cells_xlogx(self) -> float:
         """sum of c ln c over the original's cells (rows of the bottom frequency set), for the KL metric."""
+        if self._cells_xlogx is None and self.rolled_up() is not None:
+            n = self.rolled_up().bottom.n.astype(np.float64)     # the bottom frequency set's cells, in memory
+            self._cells_xlogx = float((n * np.log(n)).sum())
         if self._cells_xlogx is None:
             self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
                                                             sensitives=self.sensitives, entity=self.entity)[0] or 0.0)
@@ -345,6 +358,11 @@ class FrequencySet:
         sensitive: attributes whose per-block value counts are wanted (a (B, m) matrix each);
         refine:    extra sensitive attributes added to the block key (multi-attribute l-diversity, Def. 4.6).
         """
+        rolled = self._counts_source
+        if rolled is not None and rolled is not self and not refine and source_table is None:
+            counts = rolled.node_counts(levels, sensitive)
+            if counts is not None:
+                return counts
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
@@ -418,12 +436,16 @@ class FrequencySet:
             self._counts_source = (RollupCounts.open(self) if self.rollup else None) or self
         return self._counts_source
 
+    def rolled_up(self):
+        """The `sqlanon.rollup.RollupCounts` answering node counts in memory, if the search opened one."""
+        source = self._counts_source
+        return source if source is not None and source is not self else None
+
     @property
     def wide_rows(self) -> int:
-        """Rows of the wide frequency set: an upper bound on the rows of any node's sparse counts."""
-        if self._wide_rows is None:
-            self._wide_rows = int(self.backend.fetchone("count_rows.sql", relation=self.wide_table)[0])
-        return self._wide_rows
+        """Rows of the wide frequency set (the bottom one's, with codes joined on): an upper bound on the
+        rows of any node's sparse counts."""
+        return self.bottom_rows
 
     def sparse_counts(self, nodes: list[dict[str, int]], sensitive: str) -> list[SparseCounts]:
         """Per-block counts of one sensitive attribute for several nodes, sparse, in one sorted statement."""

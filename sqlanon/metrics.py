@@ -71,23 +71,31 @@ def _xlogx(x: np.ndarray) -> float:
 
 def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     levels = result.levels
-    block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
-    sens_cols = [s.col for s in fs.sensitives]
-    suppressed = fs.create_suppressed_table(result)
-    kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
-                                            sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
-    # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
+    rolled = fs.rolled_up()
+    terms = rolled.kl_terms(levels, result.counts.block_codes, keep) if rolled is not None else None
+    if terms is not None:       # the node's cells are in memory (`sqlanon.rollup`): no query
+        kept_cells_xlogx, suppressed_counts = terms
+        suppressed = None
+    else:
+        block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
+        sens_cols = [s.col for s in fs.sensitives]
+        suppressed = fs.create_suppressed_table(result)
+        kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+                                                sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
+    # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     log_area = np.zeros(int(keep.sum()))
     for i, (name, lvl) in enumerate(levels.items()):
         log_area += fs.log_area(name, lvl)[result.counts.block_codes[keep, i]]
     total = fs.cells_xlogx() + float((result.counts.sizes[keep] * log_area).sum()) - float(kept_cells_xlogx or 0.0)
     if suppressed:
-        # suppressed rows form one generalized block at the root of every hierarchy
         rows = fs.backend.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table, suppressed=suppressed,
                                    suppressed_cols=block_cols, sens_cols=sens_cols, entity=fs.entity)
+        suppressed_counts = np.array([n for (n,) in rows])
+    if result.suppressed_rows:
+        # suppressed rows form one generalized block at the root of every hierarchy
         root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
-        total += result.suppressed_rows * np.log(root_area) - _xlogx(np.array([n for (n,) in rows]))
+        total += result.suppressed_rows * np.log(root_area) - _xlogx(suppressed_counts)
     return max(total / fs.rows, 0.0)
 
 

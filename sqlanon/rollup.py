@@ -209,6 +209,55 @@ class RollupCounts:
             out.append(NodeCounts(empty, sizes, distinct=dist))
         return out
 
+    def _in_order(self, levels: dict[str, int]) -> bool:
+        """Are the node's attributes given in quasi-identifier order (the column order of the cells)?"""
+        idx = [self.index[a] for a in levels]
+        return bool(idx) and idx == sorted(idx)
+
+    def node_counts(self, levels: dict[str, int], sensitive: list[str] = ()) -> NodeCounts | None:
+        """Like `FrequencySet.node_counts` without `refine`: block codes, sizes and dense (B, m) counts of
+        the `sensitive` attributes, blocks in code order; None for a node it cannot answer."""
+        if not self._in_order(levels):
+            return None
+        if not sensitive:                 # sizes-only cells are the classes themselves, in code order
+            cells = self.cells(levels, with_sensitive=False)
+            return NodeCounts(np.column_stack(cells.codes), cells.n.copy())
+        cells = self.cells(levels)
+        block, uniques, radices = self._blocks(levels, cells)
+        sizes = np.bincount(block, weights=cells.n, minlength=len(uniques)).astype(np.int64)
+        sens_index = {s.name: j for j, s in enumerate(self.fs.sensitives)}
+        dense = {}
+        for name in sensitive:
+            j = sens_index[name]
+            matrix = np.zeros((len(uniques), self.m[j]), dtype=np.int64)
+            np.add.at(matrix, (block, cells.sens[j]), cells.n)
+            dense[name] = matrix
+        return NodeCounts(_unpack(uniques, radices), sizes, dense)
+
+    def kl_terms(self, levels: dict[str, int], block_codes: np.ndarray, ok: np.ndarray
+                 ) -> tuple[float, np.ndarray] | None:
+        """The node-dependent terms of the KL-divergence (`sqlanon.metrics.kl_divergence`), in memory:
+        sum of g ln g over the generalized cells (block, sensitive values) of the blocks kept, and the
+        suppressed rows' counts per combination of sensitive values. `block_codes` and `ok` are the node
+        result's blocks (code order) and which are kept; None when they are not this node's blocks."""
+        if not self._in_order(levels):
+            return None
+        cells = self.cells(levels)
+        block, uniques, radices = self._blocks(levels, cells)
+        key = np.zeros(len(block_codes), dtype=np.int64)
+        for i, radix in enumerate(radices):
+            key = key * radix + block_codes[:, i]
+        if len(ok) != len(uniques) or not np.array_equal(key, uniques):
+            return None
+        keep = ok[block]
+        g = cells.n[keep].astype(np.float64)
+        kept = float((g * np.log(g)).sum())
+        gone = ~keep
+        if not gone.any():
+            return kept, np.zeros(0, dtype=np.int64)
+        _, inverse = _group([c[gone] for c in cells.sens], list(self.m))
+        return kept, np.bincount(inverse, weights=cells.n[gone]).astype(np.int64)
+
     def sparse_counts(self, nodes: list[dict[str, int]], sensitive: str) -> list[SparseCounts]:
         """Like `FrequencySet.sparse_counts`: (block, value, count) rows, blocks in code order."""
         j = next(i for i, s in enumerate(self.fs.sensitives) if s.name == sensitive)

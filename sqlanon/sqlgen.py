@@ -44,7 +44,7 @@ def policy_sql(run, dialect: str) -> str:
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
-    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_table, entity=policy.entity_key)
+    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_name, entity=policy.entity_key)
     out.append("-- the bottom frequency set (one scan of the source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
@@ -53,7 +53,7 @@ def policy_sql(run, dialect: str) -> str:
     levels = run.chosen.levels
     out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
     pivots = [(s.col, s.domain.size) for s in fs.sensitives]
-    out.append(templates.render_for("node_counts.sql", dialect, table=fs.wide_table,
+    out.append(templates.render_for("node_counts.sql", dialect, table=fs.wide_name,
                                     block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
                                     entity=fs.entity) + ";")
     out.append("-- the release: the generalizing SELECT")
