@@ -69,6 +69,23 @@ def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, n
     return uniques, inverse.reshape(-1)
 
 
+def _sum_by_key(columns: list[np.ndarray], radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unique packed keys in ascending order, the sum of `n` over the rows of each) for rows of small
+    integer codes: `_group` without the inverse index, which a roll-up does not need (one weighted
+    bincount over a small key space, else a sort)."""
+    key = np.zeros(len(n), dtype=np.int64)
+    for col, radix in zip(columns, radices):
+        key *= radix
+        key += col
+    space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
+    if space <= 16 * len(n) + 1024:
+        total = np.bincount(key, weights=n, minlength=int(space))     # counts are >= 1: a cell is non-zero
+        uniques = np.flatnonzero(total)
+        return uniques, total[uniques].astype(np.int64)
+    uniques, inverse = np.unique(key, return_inverse=True)
+    return uniques, np.bincount(inverse.reshape(-1), weights=n, minlength=len(uniques)).astype(np.int64)
+
+
 class RollupCounts:
     """Node counts from cached, rolled-up frequency sets held in memory (see the module docstring)."""
 
@@ -169,11 +186,10 @@ class RollupCounts:
             columns.append(self._parent(a, from_level, level)[col] if from_level != level else col)
             radices.append(self.radix[a][level])
         sens = src.sens if with_sensitive else []
-        uniques, inverse = _group(columns + sens, radices + (self.m if with_sensitive else []))
-        n = np.bincount(inverse, weights=src.n, minlength=len(uniques)).astype(np.int64)
-        first = np.empty(len(uniques), dtype=np.int64)
-        first[inverse[::-1]] = np.arange(len(inverse) - 1, -1, -1)
-        return Cells(attrs, levels, [c[first] for c in columns], [c[first] for c in sens], n)
+        radices = radices + (self.m if with_sensitive else [])
+        uniques, n = _sum_by_key(columns + sens, radices, src.n)
+        codes = list(_unpack(uniques, radices).T)      # the cells' codes, from their packed keys
+        return Cells(attrs, levels, codes[:len(attrs)], codes[len(attrs):], n)
 
     def _blocks(self, levels: dict[str, int], cells: Cells) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """(block of every cell, unique packed block keys, the radices) with blocks in code order of `levels`."""
