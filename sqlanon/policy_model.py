@@ -45,7 +45,7 @@ ROUND_LEVELS = 18      # as sqlanon.hierarchy.ROUND_LEVELS (`round` drops up to 
 class Strict(BaseModel):
     """A mapping of the policy: unknown keys are refused (a misspelled key must not be silently ignored)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -536,7 +536,7 @@ class Search(Strict):
 class PolicyModel(Strict):
     """An sqlanon policy: what to anonymize, how, and what to release."""
 
-    model_config = ConfigDict(extra="forbid", title="sqlanon policy")
+    model_config = ConfigDict(extra="forbid", title="sqlanon policy", defer_build=True)
 
     source: Source = Field(description="Where the rows are and which engine holds them.",
                            examples=[{"database": "data.duckdb", "table": "adult"}, {"csv": "adult.csv"}])
