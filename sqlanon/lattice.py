@@ -131,17 +131,6 @@ def _candidates(subset: tuple[int, ...], heights, S: dict[tuple[int, ...], np.nd
     return out
 
 
-def _has_satisfying_specialization(s: np.ndarray) -> np.ndarray:
-    """For every node of a subset's lattice: does one of its direct specializations satisfy (`s`)?"""
-    out = np.zeros_like(s)
-    for axis in range(s.ndim):
-        src = [slice(None)] * s.ndim
-        dst = [slice(None)] * s.ndim
-        src[axis], dst[axis] = slice(None, -1), slice(1, None)
-        out[tuple(dst)] |= s[tuple(src)]
-    return out
-
-
 def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     """All satisfying nodes of the full lattice, evaluating as few as monotonicity allows.
 
@@ -173,7 +162,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     height_of: dict[tuple[int, ...], np.ndarray] = {full_shape: full_heights}
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
-        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, list[int], np.ndarray, np.ndarray]] = {}
         candidates = 0
         for subset in itertools.combinations(range(n), size):
             cand = _candidates(subset, heights, S)
@@ -189,19 +178,32 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
                         index = [slice(None)] * size
                         index[axis] = heights[a]
                         rooted[tuple(index)] = True
-            work[subset] = (cand, height_of[cand.shape], rooted)
-            candidates += int(cand.sum())
-        top = max((int(hs.max()) for _, hs, _ in work.values()), default=-1)
+            # the candidates as flat indices sorted by height, with their levels: each height's nodes are
+            # then a slice, and a direct specialization is the flat index less one axis's stride
+            flat = np.flatnonzero(cand)
+            hs = height_of[cand.shape].ravel()[flat]
+            order = np.argsort(hs, kind="stable")
+            flat, hs = flat[order], hs[order]
+            coords = np.column_stack(np.unravel_index(flat, cand.shape))
+            strides = [int(st) // S[subset].itemsize for st in S[subset].strides]
+            bounds = np.searchsorted(hs, np.arange(int(hs[-1]) + 2))
+            work[subset] = (flat, coords, strides, bounds, rooted.ravel()[flat])
+            candidates += len(flat)
+        top = max((len(w[3]) - 2 for w in work.values()), default=-1)
         for h in range(top + 1):
             todo = []
-            for subset, (cand, hs, rooted) in work.items():
-                at = cand & (hs == h)
-                if not at.any():
+            for subset, (flat, coords, strides, bounds, rooted) in work.items():
+                if h + 1 >= len(bounds) or bounds[h] == bounds[h + 1]:
                     continue
-                s = S[subset]
-                inferred = at & (_has_satisfying_specialization(s) | rooted)
-                s |= inferred
-                todo.extend((subset, tuple(int(v) for v in idx)) for idx in np.argwhere(at & ~inferred))
+                lo, hi = bounds[h], bounds[h + 1]
+                nodes, levels = flat[lo:hi], coords[lo:hi]
+                s = S[subset].reshape(-1)           # a view: writes land in S[subset]
+                inferred = rooted[lo:hi].copy()
+                for axis, stride in enumerate(strides):
+                    below = levels[:, axis] > 0
+                    inferred[below] |= s[nodes[below] - stride]
+                s[nodes[inferred]] = True
+                todo.extend((subset, tuple(int(v) for v in idx)) for idx in levels[~inferred])
             if todo:
                 for (subset, node), ok in zip(todo, check(todo)):
                     if ok:
