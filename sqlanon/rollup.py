@@ -41,6 +41,9 @@ class Cells:
     codes: list[np.ndarray]         # per attribute of `attrs`: (R,) int64 codes
     sens: list[np.ndarray]          # per sensitive attribute: (R,) int64 codes; [] for a sizes-only result
     n: np.ndarray                   # (R,) int64 counts
+    # (R,) the packed key of every row (codes then sensitive codes, mixed radix), ascending: rows are
+    # then sorted by block and, within a block, by sensitive value; None for the fetched bottom
+    key: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
@@ -189,7 +192,7 @@ class RollupCounts:
         radices = radices + (self.m if with_sensitive else [])
         uniques, n = _sum_by_key(columns + sens, radices, src.n)
         codes = list(_unpack(uniques, radices).T)      # the cells' codes, from their packed keys
-        return Cells(attrs, levels, codes[:len(attrs)], codes[len(attrs):], n)
+        return Cells(attrs, levels, codes[:len(attrs)], codes[len(attrs):], n, uniques)
 
     def _blocks(self, levels: dict[str, int], cells: Cells) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """(block of every cell, unique packed block keys, the radices) with blocks in code order of `levels`."""
@@ -201,6 +204,13 @@ class RollupCounts:
             radices.append(self.radix[a][level])
         if not cols:
             return np.zeros(cells.rows, dtype=np.int64), np.zeros(1 if cells.rows else 0, dtype=np.int64), []
+        if cells.key is not None and tuple(self.index[a] for a in levels) == cells.attrs:
+            # the cells are sorted by their key, whose leading part is the block: blocks are runs of rows
+            block_key = cells.key // int(np.prod([self.m[j] for j in range(len(cells.sens))], dtype=np.int64))
+            change = np.empty(len(block_key), dtype=bool)
+            change[:1] = True
+            np.not_equal(block_key[1:], block_key[:-1], out=change[1:])
+            return np.cumsum(change) - 1, block_key[change], radices
         uniques, inverse = _group(cols, radices)
         return inverse, uniques, radices
 
@@ -282,9 +292,14 @@ class RollupCounts:
         for levels in nodes:
             cells = self.cells(levels)
             block, uniques, radices = self._blocks(levels, cells)
-            pairs, inverse = _group([block, cells.sens[j]], [len(uniques), m])
-            counts = np.bincount(inverse, weights=cells.n, minlength=len(pairs)).astype(np.int64)
-            blk, value = np.divmod(pairs, m)
-            starts = _runs(blk[:, None])
+            if cells.key is not None and len(cells.sens) == 1 and self._in_order(levels):
+                # one sensitive attribute: the cells are the (block, value) pairs already, in that order
+                value, counts = cells.sens[0], cells.n
+                starts = np.append(np.flatnonzero(np.diff(block, prepend=-1)), len(block)).astype(np.int64)
+            else:
+                pairs, inverse = _group([block, cells.sens[j]], [len(uniques), m])
+                counts = np.bincount(inverse, weights=cells.n, minlength=len(pairs)).astype(np.int64)
+                blk, value = np.divmod(pairs, m)
+                starts = _runs(blk[:, None])
             out.append(SparseCounts(_unpack(uniques, radices), starts, value, counts, m))
         return out

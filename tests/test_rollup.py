@@ -97,3 +97,18 @@ def test_node_counts_and_kl_in_memory_equal_the_database():
     assert mem.fs.rolled_up().node_counts(backwards) is None
     assert np.array_equal(mem.fs.node_counts(backwards).sizes, sql.fs.node_counts(backwards).sizes)
     mem.close(), sql.close()
+
+
+def test_sparse_counts_of_a_node_given_out_of_policy_order_equal_the_database():
+    """The cells' run-length shortcut applies only when the node's attributes come in policy order."""
+    policy = adult_policy(4, {"k": 2})
+    run = Anonymization(policy, db=":memory:")
+    rollup = RollupCounts.open(run.fs)
+    names = [q.name for q in run.fs.qis]
+    for levels in ({names[2]: 1, names[0]: 1}, {names[3]: 0, names[1]: 1, names[0]: 2}):
+        rollup.cells(dict(sorted(levels.items(), key=lambda kv: names.index(kv[0]))))    # cached in order
+        (a,), (b,) = rollup.sparse_counts([levels], "occupation"), run.fs.sparse_counts([levels], "occupation")
+        assert np.array_equal(a.block_codes, b.block_codes), levels
+        assert np.array_equal(a.starts, b.starts) and np.array_equal(a.values, b.values)
+        assert np.array_equal(a.counts, b.counts)
+    run.close()
