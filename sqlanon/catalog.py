@@ -153,12 +153,16 @@ class Catalog:
 
 
 def json_default(o):
-    """JSON for what manifests hold besides plain values: numpy numbers, paths."""
+    """JSON for what manifests and reports hold besides plain values: numpy numbers and arrays, paths."""
     import numpy as np
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
         return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
     if isinstance(o, Path):
         return str(o)
     raise TypeError(type(o).__name__)

@@ -17,7 +17,7 @@ from test_models_risk import THREE_TIMES, adult_database
 
 from sqlanon.cli import main
 from sqlanon.risk import estimators, measures
-from sqlanon.risk.cli import risk_of
+from sqlanon.cli.risk import risk_of
 
 QIS4 = ["age", "sex", "race", "marital_status"]
 

@@ -1,4 +1,4 @@
-"""Click commands of sqlanon.marginals, registered on the `sqlanon` group by sqlanon.cli.
+"""The command of sqlanon.marginals.
 
     sqlanon marginals POLICY [--search greedy|walk|one-attribute|none] [--start chosen|all|age=1,sex=0,...]
                              [--max-sensitive N] [--max-steps N] [--prune auto|hull|pairs|none]
@@ -16,6 +16,8 @@ achieves and the search's steps.
 from __future__ import annotations
 
 import click
+
+from .common import manifest_target, parse_node, progress_for, search_run, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -47,20 +49,18 @@ COMMANDS: list = []
 def marginals_command(policy, search_mode, start, max_sensitive, max_steps, prune, relaxation, seed, walk_steps, db,
                       json_path, no_release, quiet):
     """Search, score and release anonymized marginals beside the anonymized table (Kifer & Gehrke 2006)."""
-    from ..cli import _progress, _run, _write_json, user_errors
     user_errors(_marginals)(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release,
-                            quiet, _run, _progress, _write_json, relaxation, seed, walk_steps)
+                            quiet, relaxation, seed, walk_steps)
 
 
 def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet,
-               run_factory, progress_factory, write_json, relaxation=None, seed=0, walk_steps=1000):
-    from ..cli_common import parse_node
+               relaxation=None, seed=0, walk_steps=1000):
     from ..errors import DataError, PolicyError, PrivacyNotMet
-    from .search import best_of
-    from .session import Marginals
+    from ..marginals.search import best_of
+    from ..marginals.session import Marginals
 
-    progress = progress_factory(quiet)
-    with run_factory(policy, db, quiet) as run:
+    progress = progress_for(quiet)
+    with search_run(policy, db, quiet) as run:
         if not run.result.minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
@@ -113,8 +113,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
                                 + "; nothing was released")
         run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
         if not no_release:
-            from ..cli import _manifest_target
-            path = _manifest_target(run, json_path, False)
+            path = manifest_target(run, json_path, False)
             run.materialize([ms.companion(coll, skip=table)])     # the table and its marginals: one transaction
             run.write_manifest(path)                              # always a record: beside the database by default
         manifest = run.manifest()
