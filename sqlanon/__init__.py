@@ -7,7 +7,7 @@
 """
 from .errors import DataError, PolicyError, PrivacyNotMet, SqlanonError, UserError
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["Anonymization", "connect", "SqlanonError", "UserError", "PolicyError", "DataError", "PrivacyNotMet",
            "__version__"]

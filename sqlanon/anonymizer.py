@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from . import __version__
+from .version import __version__
 from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection

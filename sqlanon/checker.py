@@ -22,6 +22,7 @@ from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
 from .models.risk import enforce_table_criteria
+from .rollup import counts_source
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
@@ -206,7 +207,7 @@ class NodeChecker:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
-                for idx, counts in zip(chunk, self.fs.counts_source().batch_counts([nodes[j] for j in chunk],
+                for idx, counts in zip(chunk, counts_source(self.fs).batch_counts([nodes[j] for j in chunk],
                                                                    distinct=list(min_distinct))):
                     below = counts.sizes < min_size
                     for attribute, l in min_distinct.items():
@@ -239,7 +240,7 @@ class NodeChecker:
 
     def _judge_sparse_many(self, nodes: list[dict[str, int]]) -> list[NodeResult]:
         """Nodes judged from their sparse sensitive counts, fetched in one statement per needed attribute."""
-        source = self.fs.counts_source()
+        source = counts_source(self.fs)
         sparse = {a: source.sparse_counts(nodes, a) for a in self.needed}
         sizes = self.fs.ordered_sizes(nodes) if self.fs.entity else None
         out = []

@@ -185,7 +185,7 @@ class FrequencySet:
         self._cells_xlogx: float | None = None
         self._wide_rows: int | None = None
         self._bottom_rows: int | None = None
-        self._counts_source = None
+        self._counts_source = None     # rollup.counts_source caches its answer here
         self.rollup = True          # roll node counts up in memory when the frequency set is small
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
@@ -408,15 +408,6 @@ class FrequencySet:
         """The bottom frequency set's cells as numpy columns (q0.., s0.., cnt): an aggregate, for `rollup`."""
         return self.backend.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
                                        fs=self.fs_table)
-
-    def counts_source(self):
-        """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
-        from cached finer results when the frequency set is small (`sqlanon.rollup`), else this object (one
-        GROUP BY per node in the database)."""
-        if self._counts_source is None:
-            from .rollup import RollupCounts
-            self._counts_source = (RollupCounts.open(self) if self.rollup else None) or self
-        return self._counts_source
 
     @property
     def wide_rows(self) -> int:

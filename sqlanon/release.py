@@ -221,7 +221,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                     b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
                 # the view enforces the policy at every read (sqlanon/views.py), the release's
                 # suppressed blocks included: they fail the same checks
-                views.create_view(b, name, policy, fs, result.levels, maps, source)
+                views.create_view(b, name, policy, fs, release_columns(policy, fs, result.levels), maps, source)
                 for c in companions:
                     c.swap()
                 _drop_stale(b, catalog, stale)

@@ -8,7 +8,7 @@ before and after (`sqlanon.risk.report_section`); each privacy model's
 required and achieved values; the homogeneity and similarity attacks on the release (TKDD Section
 3.1; Li et al., ICDE 2007, Section 3; see `sqlanon.attacks`); and the utility metrics.
 
-Everything is recomputed in the database from the policy (`report_from_manifest` reloads the
+Everything is recomputed in the database from the policy (`applying.report_from_manifest` reloads the
 manifest's policy, hierarchies and chosen levels): the lattice search, one GROUP BY per node for class
 sizes and sensitive counts, the attacks. Python only draws what comes back (per-class sizes, per-node
 flags), never the rows.
@@ -38,26 +38,28 @@ metrics of nodes are kept.
 """
 from __future__ import annotations
 
-import copy
 import html
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
 import yaml
 from markupsafe import Markup
 
-from . import __version__
-from .anonymizer import Anonymization, Candidate
 from .attacks import release_attacks
-from .errors import DataError, PolicyError
+from .errors import PolicyError
 from .lattice import direct_generalizations
-from .metrics import METRICS, all_metrics, is_monotone
+from .metrics import METRICS, is_monotone
 from .risk.report_section import SECTION as RISK_SECTION
 from .risk.report_section import risk_context, risk_svg, top_risk
+from .version import __version__
 from .views import view_release_coverage
+
+if TYPE_CHECKING:
+    from .anonymizer import Anonymization, Candidate
 
 MIN_CELL = 10
 HASSE_MAX_NODES = 300
@@ -276,15 +278,6 @@ def _view_coverage(run: Anonymization) -> dict | None:
     if run.policy.release.materialize != "view":
         return None
     return view_release_coverage(run.backend, run.policy, run.policy.release.name)
-
-
-def _manifest_view_coverage(manifest_path, db) -> dict | None:
-    """The same for a manifest's view release, read in the release's database (None for a table release)."""
-    from .views import status
-    try:
-        return status(manifest_path, db=db, renode=False)
-    except (PolicyError, DataError):
-        return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -711,84 +704,3 @@ def write_report(run: Anonymization, path, external: bool = False, warnings: lis
     """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
     context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path, view)
     return _write_atomically(Path(path), render(context))
-
-
-# --------------------------------------------------------------------------------------------------
-# from a manifest
-
-def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
-    if db is not None:
-        path = Path(db)
-    elif manifest.get("database"):
-        path = Path(manifest["database"])
-        if not path.is_absolute() and not path.exists():
-            path = manifest_path.resolve().parent / path    # written relative to where sqlanon ran
-    else:
-        return None
-    if not path.exists():
-        raise DataError(f"database {path} (the manifest's release database, holding the source table) does not "
-                        "exist; give --db")
-    return path.resolve()
-
-
-def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymization, dict, list[str]]:
-    """The manifest's policy and hierarchies on the data as it is now, searched, with the manifest's node
-    chosen; and warnings where the data or hierarchies differ from what the manifest recorded.
-
-    The source is only read: a DuckDB table source is attached read-only into an in-memory database
-    (the manifest's `database` when the policy names none), files through DuckDB's readers.
-    """
-    from .applying import _read_manifest
-    from .policy import load_policy
-    manifest_path = Path(manifest_path)
-    manifest = _read_manifest(manifest_path)
-    raw = copy.deepcopy(manifest["policy"])
-    base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
-    source = dict(raw.get("source") or {})
-    if source.get("engine", "duckdb") == "duckdb" and "table" in source and not any(
-            k in source for k in ("database", "csv", "parquet", "query")):
-        database = _database_for(manifest, manifest_path, db)
-        if database is not None:
-            source["database"] = str(database)
-            raw["source"] = source
-    levels = manifest["chosen"].get("levels")
-    if not isinstance(levels, dict):
-        raise PolicyError("MANIFEST.chosen.levels", f"missing from {manifest_path}")
-    run = Anonymization(load_policy(raw, base_dir=base_dir), db=":memory:", progress=progress)
-    try:
-        warnings = []
-        for q in run.fs.qis:
-            recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
-            if recorded and recorded != q.hierarchy.digest():
-                warnings.append(f"the hierarchy of {q.name} ({q.hierarchy.source}) differs from the one the manifest "
-                                "recorded: this report describes the hierarchy as it is now")
-        recorded_rows = (manifest.get("source") or {}).get("rows")
-        if recorded_rows is not None and recorded_rows != run.fs.rows:
-            warnings.append("the source's size differs from the one the manifest recorded: this report describes "
-                            "the data as it is now")
-        run.search()
-        run.progress.done()
-        run.score_minimal()
-        node = run.evaluate(levels)      # checks the levels against the lattice (one line, exit 2, if bad)
-        match = [c for c in run.candidates if c.levels == {q: levels[q] for q in run.lattice.names}]
-        run.chosen = match[0] if match else Candidate(dict(node.levels), node, all_metrics(run.fs, node))
-    except BaseException:
-        run.close()
-        raise
-    return run, manifest, warnings
-
-
-def report_from_manifest(manifest_path, out=None, external: bool = False, db=None, progress=None,
-                         **options) -> Path:
-    """`sqlanon report MANIFEST`: recompute the release's report from its manifest and write it.
-
-    `out` defaults to the manifest's name with .html (.external.html for an external report).
-    """
-    manifest_path = Path(manifest_path)
-    if out is None:
-        out = manifest_path.with_suffix(".external.html" if external else ".html")
-    view = _manifest_view_coverage(manifest_path, db)    # before the run attaches the database read-only
-    run, _, warnings = open_manifest_run(manifest_path, db, progress)
-    with run:
-        return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
-                            view=view, **options)

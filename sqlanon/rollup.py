@@ -223,3 +223,12 @@ class RollupCounts:
             starts = _runs(blk[:, None])
             out.append(SparseCounts(_unpack(uniques, radices), starts, value, counts, m))
         return out
+
+
+def counts_source(fs: FrequencySet) -> RollupCounts | FrequencySet:
+    """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
+    from cached finer results when the frequency set is small (`RollupCounts`), else the frequency set itself
+    (one GROUP BY per node in the database). Chosen once per frequency set."""
+    if fs._counts_source is None:
+        fs._counts_source = (RollupCounts.open(fs) if fs.rollup else None) or fs
+    return fs._counts_source

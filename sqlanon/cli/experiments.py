@@ -171,7 +171,8 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
 @user_errors
 def experiments(names, out, sample_rows, landsend_rows, repeat, landsend_timeout, quiet):
     """Reproduce the papers' experiments: homogeneity, performance, utility, similarity, facts (all by default)."""
-    from ..experiments import NAMES, run_experiments
+    from ..experiments import NAMES
+    from ..experiments.runner import run_experiments
     for n in names:
         if n not in NAMES:
             raise PolicyError("NAME", f"unknown experiment {n!r}; choose from {', '.join(NAMES)}")

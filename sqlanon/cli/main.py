@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
+from ..version import __version__
 from ..progress import Progress
 from .common import (levels_text, manifest_target, parse_node, refuse_non_json, search_run, user_errors,
                      write_json)

@@ -29,8 +29,8 @@ COMMANDS: list = []
 def status(manifest, db, renode, as_json):
     """Drift of a view release against its MANIFEST: rows suppressed at read time, rows with unknown values,
     and whether a new search would choose another node; exit 3 past the policy's release.drift limits."""
+    from ..applying import view_status
     from ..views import coverage_lines
-    from ..views import status as view_status
     out = view_status(manifest, db=db, renode=renode)
     if as_json:
         click.echo(json.dumps(out, indent=2))

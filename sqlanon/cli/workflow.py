@@ -44,7 +44,7 @@ COMMANDS: list = []
 def report(manifest, out, external, min_cell, threshold, groups, group_level, db, quiet):
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
     from ..progress import Progress
-    from ..report import report_from_manifest
+    from ..applying import report_from_manifest
     from .. import files
     files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,

@@ -19,11 +19,11 @@ from importlib import import_module
 _EXPORTS = {
     "anatomy": ("BucketizedRelease", "bucketize", "bucketize_policy", "plan_buckets"),
     "invariants": ("Problem", "ReleaseTables", "load_problem"),
-    "knowledge": ("AboutPersons", "Conditional", "Knowledge", "Rules", "build_system", "load_knowledge",
-                  "parse_knowledge"),
+    "knowledge": ("AboutPersons", "Conditional", "InfeasibleKnowledge", "Knowledge", "Rules", "build_system",
+                  "load_knowledge", "parse_knowledge"),
     "rules": ("MinedRule", "mine_rules"),
     "run": ("MaxEnt", "MaxEntResult", "bucketized_release", "open_release", "report_markdown"),
-    "solver": ("DEFAULT_TOLERANCE", "InfeasibleKnowledge", "Solution", "solve"),
+    "solver": ("DEFAULT_TOLERANCE", "Solution", "solve"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import PolicyError
+from ..errors import PolicyError, UserError
 
 KINDS = ("given", "person", "persons", "rules")
 BOUND_KEYS = ("probability", "p", "count", "at_least", "at_most")
@@ -101,6 +101,13 @@ class Rules:
     def describe(self) -> str:
         t = f", {self.attributes} attributes" if self.attributes else ""
         return f"top {self.positive} positive and {self.negative} negative rules (support >= {self.min_support}{t})"
+
+
+class InfeasibleKnowledge(UserError):
+    """The background knowledge contradicts the published data (or itself): no distribution satisfies it."""
+
+    def __init__(self, detail: str):
+        super().__init__(f"the background knowledge is infeasible with the published data: {detail}")
 
 
 @dataclass
@@ -409,7 +416,6 @@ def build_system(problem, items: list, persons: dict | None = None) -> System:
     for q, names in by_q.items():
         n_q = int(problem.q_n[q])
         if len(names) > n_q:
-            from .solver import InfeasibleKnowledge
             raise InfeasibleKnowledge(f"{len(names)} persons ({', '.join(names)}) are named with quasi-identifier "
                                       f"({problem.q_text(q)}), which only {n_q} published record(s) carry")
         ids = []

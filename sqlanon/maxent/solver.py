@@ -44,20 +44,12 @@ import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 from threadpoolctl import threadpool_limits
 
-from ..errors import UserError
-from .knowledge import ROW_KNOWLEDGE, ROW_PERSON, ROW_QI, ROW_SA, System
+from .knowledge import ROW_KNOWLEDGE, ROW_PERSON, ROW_QI, ROW_SA, InfeasibleKnowledge, System
 
 DEFAULT_TOLERANCE = 1e-6       # records
 MAX_ITERATIONS = 20000         # L-BFGS-B iterations per attempt
 EXP_CAP = 700.0                # exp() of more overflows a double
 DROP_ROWS = 10                 # Theorem 3's redundant row is dropped in buckets of at most this many invariant rows
-
-
-class InfeasibleKnowledge(UserError):
-    """The background knowledge contradicts the published data (or itself): no distribution satisfies it."""
-
-    def __init__(self, detail: str):
-        super().__init__(f"the background knowledge is infeasible with the published data: {detail}")
 
 
 @dataclass
