@@ -19,3 +19,13 @@ def test_every_template_folder_is_shipped():
     patterns = data["sqlanon.sql_templates"]
     shipped = {p for pattern in patterns for p in (ROOT / "sql_templates").glob(pattern)}
     assert set((ROOT / "sql_templates").rglob("*.sql")) == shipped
+
+
+def test_the_report_templates_are_shipped():
+    """sqlanon/html_templates/ (the HTML release report's jinja2 templates) is package data of `sqlanon`."""
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["sqlanon"]
+    package = ROOT / "sqlanon"
+    shipped = {p for pattern in patterns for p in package.glob(pattern)}
+    templates = set((package / "html_templates").rglob("*"))
+    assert {"report.html", "risk_section.html"} <= {p.name for p in templates}
+    assert templates - shipped == set(), "add these to [tool.setuptools.package-data] \"sqlanon\" in pyproject.toml"
