@@ -23,22 +23,22 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from .version import __version__
 from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
+from .heuristic import heuristic_search
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
-from .heuristic import heuristic_search
-from .optimum import Optimum, Scorer, find_optimum
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
+from .optimum import Optimum, Scorer, find_optimum
 from .policy import Policy, load_policy
 from .progress import Quiet
 from .release import Output, materialize, select_sql
 from .search import find_minimal
+from .version import __version__
 
 
 @dataclass
@@ -96,13 +96,13 @@ class Anonymization:
         self.fs = FrequencySet(self.backend, self.source, self.policy).build()
         self.criteria = criteria_from_policy(self.policy.privacy_model or self.policy.privacy,
                                              {s.name: s.domain for s in self.fs.sensitives})
-        k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)
+        k = next((c.k for c in self.criteria if hasattr(c, "k")), None)
         if k is not None and k > self.fs.rows:
             unit = "distinct persons (entity_key)" if self.policy.entity_key else "rows"
             raise PolicyError("privacy.k", f"k = {k} is larger than the table ({self.fs.rows} {unit}); no release "
                               "can be k-anonymous: lower k")
 
-    def __enter__(self) -> "Anonymization":
+    def __enter__(self) -> Anonymization:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -163,7 +163,8 @@ class Anonymization:
         if metrics == "policy":
             metric = self.policy.utility
             scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(self.result.minimal))
-            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]}) for n in self.result.minimal]
+            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]})
+                               for n in self.result.minimal]
         else:
             for node in self.result.minimal:
                 levels = self.lattice.levels(node)
@@ -183,7 +184,8 @@ class Anonymization:
             self.search()
         if not self.result.minimal:
             if any(p.get("phase") == "heuristic" for p in self.result.per_level):
-                raise DataError(f"the heuristic search found no satisfying node in {self.policy.search.time_limit_s:g} s "
+                limit = self.policy.search.time_limit_s
+                raise DataError(f"the heuristic search found no satisfying node in {limit:g} s "
                                 f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
                                 "the privacy models")
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
@@ -274,6 +276,7 @@ class Anonymization:
         """Write the manifest as JSON (to a temporary file renamed into place); default
         `default_manifest_path()`. Returns the path."""
         import json
+
         from .catalog import json_default
         path = Path(path) if path is not None else self.default_manifest_path()
         text = json.dumps(self.manifest(), indent=2, default=json_default)

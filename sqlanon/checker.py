@@ -48,7 +48,7 @@ class NodeStats:
     suppressed: int = 0
 
     @staticmethod
-    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> "NodeStats":
+    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> NodeStats:
         sizes = np.asarray(sizes, dtype=np.int64)
         sq = sizes.astype(np.float64) ** 2
         base = dict(sum_sq=float(sq.sum()), min_size=int(sizes.min()) if len(sizes) else 0, classes=len(sizes))
@@ -146,7 +146,7 @@ class NodeChecker:
                 out[a] = max(out.get(a, 1), d)
         return out
 
-    def monotone_part(self) -> "NodeChecker":
+    def monotone_part(self) -> NodeChecker:
         """A necessary, monotone condition: blocks of at least `min_block_size` rows and `min_distinct` values,
         with the same suppression budget.
 
@@ -185,7 +185,8 @@ class NodeChecker:
         1. Block sizes (one GROUP BY per node, no per-value counts), and for k-anonymity and distinct
            l-diversity alone the distinct-value counts too, which decide those exactly; for the other models
            the size bound (`min_block_size`) is a necessary condition: a node whose too-small blocks hold
-           more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already checked the bounds).
+           more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already
+           checked the bounds).
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """

@@ -190,7 +190,7 @@ class FrequencySet:
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
-    def build(self) -> "FrequencySet":
+    def build(self) -> FrequencySet:
         b, policy = self.backend, self.policy
         columns = dict(b.columns(self.source))
         entity = [policy.entity_key] if policy.entity_key else []
@@ -262,10 +262,7 @@ class FrequencySet:
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:
         numeric = column_type.upper().startswith(NUMERIC_TYPES)
-        if numeric:
-            values = sorted(values, key=float)
-        else:
-            values = sorted(values)
+        values = sorted(values, key=float) if numeric else sorted(values)
         levels = None
         if spec is not None:
             table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
@@ -348,8 +345,8 @@ class FrequencySet:
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table, block_cols=block_cols + refine_cols,
-                                       pivots=pivots, entity=self.entity)
+        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table,
+                                       block_cols=block_cols + refine_cols, pivots=pivots, entity=self.entity)
         key_cols = block_cols + refine_cols
         codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
                  if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))

@@ -194,7 +194,7 @@ class EdgeTree:
     malformed: list[tuple[int, list[str], str]]
 
     @classmethod
-    def read(cls, rows: list[tuple[int, list[str]]]) -> "EdgeTree":
+    def read(cls, rows: list[tuple[int, list[str]]]) -> EdgeTree:
         parents: dict[str, list[str]] = {}
         lines: dict[str, list[int]] = {}
         malformed = []

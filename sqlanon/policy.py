@@ -351,7 +351,7 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    from .views import parse_drift   # release.drift: the limits `sqlanon status` checks a view release against
+    from .views import parse_drift  # release.drift: the limits `sqlanon status` checks a view release against
     drift = parse_drift(m.drift.model_dump(exclude_unset=True) if m.drift is not None else None)
     return Release(name, m.materialize, keep, paths, _parse_marginals(m.marginals), m.replace, drift)
 

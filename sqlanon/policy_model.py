@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -67,7 +67,7 @@ PositiveInteger = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole)]   #
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 Key = Annotated[StrictStr, Field(min_length=1)]        # a column as a mapping's key (additionalProperties)
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-Scalar = Union[StrictStr, StrictInt, StrictFloat, Annotated[bool, Field(strict=True)]]
+Scalar = StrictStr | StrictInt | StrictFloat | Annotated[bool, Field(strict=True)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -133,7 +133,8 @@ def _engine(value: Any) -> str:
     return engine if engine in ("duckdb", "postgres", "spark") else "duckdb"
 
 
-Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")] | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
+Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")]
+                   | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -197,22 +198,24 @@ def _hierarchy_kind(value: Any) -> str:
     return kind if kind in HIERARCHY_KINDS else "taxonomy"
 
 
-Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")] | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")] | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
+Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")]
+                      | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")]
+                      | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
     Discriminator(_hierarchy_kind)]
 
-QuasiIdentifiers = Union[
-    Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")],
-    Annotated[list[Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
-              Field(min_length=1, description="A list of {column: hierarchy}.")],
-]
+QuasiIdentifiers = (
+    Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")]
+    | Annotated[list[Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
+                Field(min_length=1, description="A list of {column: hierarchy}.")]
+)
 
-Sensitive = Union[
-    Annotated[Name, Field(description="One sensitive column.")],
-    Annotated[list[Name | Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
-              Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")],
-    Annotated[dict[Key, Hierarchy | None],
-              Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")],
-]
+Sensitive = (
+    Annotated[Name, Field(description="One sensitive column.")]
+    | Annotated[list[Name | Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
+                Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")]
+    | Annotated[dict[Key, Hierarchy | None],
+                Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")]
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -413,7 +416,8 @@ class Release(Strict):
                                           "is also written to.", examples=[["adult_release.parquet"]])
     marginals: list[Marginal] = Field(default_factory=list, description="Anonymized marginals released beside "
                                       "the table.", examples=[[{"attributes": {"age": 1, "sex": 0}}]])
-    replace: Annotated[bool, Field(strict=True)] = Field(True, description="false: refuse to replace even this release's own earlier output.",
+    replace: Annotated[bool, Field(strict=True)] = Field(
+        True, description="false: refuse to replace even this release's own earlier output.",
                           examples=[False])
     drift: Drift | None = Field(None, description="View releases: the drift limits `sqlanon status` checks.",
                                 examples=[{"max_suppressed": 0.05, "renode": True}])

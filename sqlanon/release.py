@@ -23,15 +23,25 @@ refuses to replace it (it never destroys it) until it is dropped by hand.
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import templates, views
+from .catalog import (
+    CATALOG,
+    Catalog,
+    Target,
+    check_file_target,
+    check_targets,
+    leftovers,
+    new_release_id,
+    policy_hash,
+    protected_files,
+)
 from .checker import NodeResult
 from .engine import Backend
-from .catalog import (CATALOG, Catalog, Target, check_file_target, check_targets, leftovers,
-                      new_release_id, policy_hash, protected_files)
 from .errors import DataError, PolicyError
 from .frequency import FrequencySet
 from .policy import Policy
@@ -246,10 +256,8 @@ def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:
 
 def _drop_quietly(b: Backend, name: str) -> None:
     """Remove a half-built table after a failure, without hiding that failure behind a second one."""
-    try:
+    with contextlib.suppress(Exception):
         b.execute("drop_relation.sql", name=name, kind="TABLE")
-    except Exception:
-        pass
 
 
 def _view_source(policy: Policy, fs: FrequencySet) -> str:

@@ -415,12 +415,13 @@ def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[st
             continue
         lo, hi = min(vals), max(vals)
 
-        def x(v):
+        def x(v, lo=lo, hi=hi):
             return left + (width - left - right) * ((v - lo) / (hi - lo) if hi > lo else 0.5)
         body.append(f'<text x="{left - 10}" y="{y + 4}" text-anchor="end" class="axis">{m}</text>')
         body.append(f'<line x1="{left}" y1="{y}" x2="{width - right}" y2="{y}" stroke="#999"/>')
         body.append(f'<text x="{left}" y="{y + 20}" class="tick">{html.escape(_fmt(lo))}</text>')
-        body.append(f'<text x="{width - right}" y="{y + 20}" text-anchor="end" class="tick">{html.escape(_fmt(hi))}</text>')
+        body.append(f'<text x="{width - right}" y="{y + 20}" text-anchor="end" class="tick">'
+                    f'{html.escape(_fmt(hi))}</text>')
         chosen_dot = ""
         for c in ranked:
             v = c.metrics.get(m)
@@ -485,7 +486,8 @@ def render(context: dict) -> str:
     hide = {"discernibility"} if ctx["hide_discernibility"] else set()
     all_values = {m: [c.metrics[m] for c in ranked] for m in METRICS}
     return PAGES.get_template("report.html").render(
-        **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide], hasse=len(ctx["states"]) <= HASSE_MAX_NODES,
+        **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide],
+        hasse=len(ctx["states"]) <= HASSE_MAX_NODES,
         node_of=lambda c: tuple(c.levels[n] for n in names), attack_name=_attack_name,
         median=float(np.median(ctx["sizes"])) if len(ctx["sizes"]) else None,
         best=lambda m: min(all_values[m], default=None),

@@ -104,7 +104,7 @@ class RollupCounts:
         self._parents: dict[tuple[int, int, int], np.ndarray] = {}
 
     @staticmethod
-    def open(fs: FrequencySet) -> "RollupCounts | None":
+    def open(fs: FrequencySet) -> RollupCounts | None:
         """A RollupCounts over the frequency set, or None when it is too large or counts persons."""
         if fs.entity or fs.bottom_rows > MAX_CELLS:
             return None

@@ -165,7 +165,8 @@ def parse_drift(raw) -> dict:
     if raw is None:
         return dict(DEFAULT_DRIFT)
     if not isinstance(raw, dict):
-        raise PolicyError("release.drift", f"must be a mapping like {{max_suppressed: 0.05, renode: true}}; got {raw!r}")
+        raise PolicyError("release.drift",
+                          f"must be a mapping like {{max_suppressed: 0.05, renode: true}}; got {raw!r}")
     for key in raw:
         if key not in DRIFT_KEYS:
             raise PolicyError(f"release.drift.{key}", f"unknown key; use {', '.join(DRIFT_KEYS)}")
@@ -174,7 +175,8 @@ def parse_drift(raw) -> dict:
         if key in raw:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise PolicyError(f"release.drift.{key}", f"must be a fraction of the source rows from 0 to 1; got {v!r}")
+                raise PolicyError(f"release.drift.{key}",
+                                  f"must be a fraction of the source rows from 0 to 1; got {v!r}")
             out[key] = float(v)
     if "renode" in raw:
         if not isinstance(raw["renode"], bool):

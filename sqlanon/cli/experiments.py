@@ -134,7 +134,8 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         if minimal:
             for i, (kind, opts) in enumerate(kinds):
                 s = attacks.summarize([rs[i] for rs in reports])
-                s.update({"attack": kind, "threshold": reports[0][i].threshold if reports else opts.get("threshold", 1.0)})
+                s.update({"attack": kind,
+                          "threshold": reports[0][i].threshold if reports else opts.get("threshold", 1.0)})
                 summary.append(s)
                 if not quiet:
                     label = (f"homogeneity >= {s['threshold']:.0%}" if kind == "homogeneity" else "similarity")

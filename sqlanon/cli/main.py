@@ -14,10 +14,9 @@ from pathlib import Path
 
 import click
 
-from ..version import __version__
 from ..progress import Progress
-from .common import (levels_text, manifest_target, parse_node, refuse_non_json, search_run, user_errors,
-                     write_json)
+from ..version import __version__
+from .common import levels_text, manifest_target, parse_node, refuse_non_json, search_run, user_errors, write_json
 
 DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake")
 
@@ -155,7 +154,8 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
 @click.option("--json", "json_path", default=None, help=JSON_HELP)
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito",
+              show_default=True)
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
@@ -170,7 +170,8 @@ def anonymize(policy, json_path, db, mode, force, quiet):
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito",
+              show_default=True)
 @click.option("--metrics", type=click.Choice(["policy", "all"]), default="policy", show_default=True,
               help="Score each minimal node by the policy's utility metric only, or by all four.")
 @click.option("-q", "--quiet", is_flag=True)
@@ -211,8 +212,8 @@ def _print_lattice(run, as_json: bool) -> None:
 def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
     from ..anonymizer import Anonymization
-    from ..policy import load_policy, source_with_table
     from ..errors import PolicyError
+    from ..policy import load_policy, source_with_table
     pol = load_policy(policy)
     if table is not None:
         if node is not None:
@@ -280,6 +281,7 @@ def _check_report(run, node, table, as_json, view=None) -> bool:
 def _all_blocks(res):
     """The node result with no block suppressed: achieved values over every block."""
     import numpy as np
+
     from ..checker import NodeResult
     return NodeResult(res.levels, res.satisfied, res.counts, np.ones(len(res.ok), dtype=bool), 0)
 

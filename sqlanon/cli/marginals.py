@@ -131,11 +131,13 @@ def _privacy_text(p: dict) -> str:
             f"{'holds' if d['ok'] else 'FAILS'}")
     if d.get("violation"):
         v = d["violation"]
-        text += " at " + ", ".join(f"{a}={x}" for a, x in v["group"].items()) + f" ({d.get('reason') or 'reconstruction'})"
+        text += (" at " + ", ".join(f"{a}={x}" for a, x in v["group"].items())
+                 + f" ({d.get('reason') or 'reconstruction'})")
     if p.get("not_decomposable"):
         text += ", the collection is not decomposable"
     if p["sensitive_marginals"] > p["max_sensitive_marginals"]:
-        text += f", {p['sensitive_marginals']} marginals hold the sensitive attribute (limit {p['max_sensitive_marginals']})"
+        text += (f", {p['sensitive_marginals']} marginals hold the sensitive attribute "
+                 f"(limit {p['max_sensitive_marginals']})")
     return text
 
 

@@ -43,9 +43,9 @@ COMMANDS: list = []
 @user_errors
 def report(manifest, out, external, min_cell, threshold, groups, group_level, db, quiet):
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
-    from ..progress import Progress
-    from ..applying import report_from_manifest
     from .. import files
+    from ..applying import report_from_manifest
+    from ..progress import Progress
     files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,
                                 groups=groups, group_level=group_level,
@@ -102,7 +102,7 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
             raise PolicyError("--column", f"'{column}' is not a column of {data} (its columns: "
                               f"{', '.join(columns[:20])})")
         values_table = "__sqlanon_hierarchy_values"
-        import pandas as pd    # here, not at the top: the CLI imports this module at start-up
+        import pandas as pd  # here, not at the top: the CLI imports this module at start-up
         backend.create_table_from_frame(values_table, pd.DataFrame({"value": found["values"]}))
         rows, nulls, distinct, unused = backend.fetchone("hierarchy_check_profile.sql", source=view, column=column,
                                                          values_table=values_table)

@@ -51,7 +51,7 @@ def columns_frame(columns: dict) -> dict[str, np.ndarray]:
 def as_pandas(frame):
     """A pandas DataFrame of `frame` (a DataFrame already, or a dict of numpy columns)."""
     if isinstance(frame, dict):
-        import pandas as pd     # only the PostgreSQL and Spark engines need it
+        import pandas as pd  # only the PostgreSQL and Spark engines need it
         return pd.DataFrame(frame)
     return frame
 
@@ -60,7 +60,8 @@ def frame_columns(frame) -> list[tuple[str, str]]:
     """(column, SQL type) of a frame (pandas, or a dict of numpy columns); int32 stays INTEGER so codes keep
     their width."""
     out = []
-    dtypes = {c: np.asarray(v).dtype for c, v in frame.items()} if isinstance(frame, dict) else dict(frame.dtypes.items())
+    dtypes = ({c: np.asarray(v).dtype for c, v in frame.items()} if isinstance(frame, dict)
+              else dict(frame.dtypes.items()))
     for col, dtype in dtypes.items():
         if dtype.kind == "i" and dtype.itemsize <= 4:
             out.append((str(col), "INTEGER"))

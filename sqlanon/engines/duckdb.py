@@ -127,7 +127,7 @@ class DuckDBBackend(Backend):
                     self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
                 except DataError as e:     # the query names a table or column that is not there
                     reason = str(e).split("): ", 1)[-1]
-                    raise PolicyError("source.query", f"DuckDB cannot run it"
+                    raise PolicyError("source.query", "DuckDB cannot run it"
                                       + (f" against {source.database}" if source.database else "")
                                       + f": {reason}") from None
             else:

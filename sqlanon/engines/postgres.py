@@ -90,7 +90,7 @@ class PostgresBackend(Backend):
         con.adapters.register_loader("numeric", _numeric_loader())
 
     @classmethod
-    def open(cls, source) -> "PostgresBackend":
+    def open(cls, source) -> PostgresBackend:
         psycopg = _import_psycopg()
         from psycopg import conninfo
         dsn = os.environ.get(source.dsn_env or "")

@@ -70,10 +70,7 @@ def adult_qis(names) -> dict:
 
 def adult_policy(table: str, qis, privacy: dict, sensitive="occupation", occupation_groups: bool = False) -> dict:
     """A policy over an Adult table of the experiment's connection."""
-    if occupation_groups:
-        sens = {sensitive: {"hierarchy": str(occupation_hierarchy())}}
-    else:
-        sens = [sensitive]
+    sens = {sensitive: {"hierarchy": str(occupation_hierarchy())}} if occupation_groups else [sensitive]
     return {"source": {"table": table}, "quasi_identifiers": adult_qis(qis), "sensitive": sens,
             "privacy": privacy, "utility": "discernibility"}
 

@@ -1,6 +1,7 @@
 """Privacy-MaxEnt (Du, Teng & Zhu, SIGMOD 2008): the toy examples of Figure 1 / Section 3.1, and the Adult
 experiments of Section 7 (Figure 5: estimation accuracy against the amount of background knowledge;
-Figure 6: against the number T = 1..8 of quasi-identifier attributes in the rules; Figure 7: run time against the number of knowledge constraints and of buckets).
+Figure 6: against the number T = 1..8 of quasi-identifier attributes in the rules; Figure 7: run time
+against the number of knowledge constraints and of buckets).
 
 The Adult setting (Section 7): education is the sensitive attribute (16 values), eight quasi-identifiers
 (the eight attributes of docs/DESIGN.md section 6 other than education: age, sex, race, marital status, native country,

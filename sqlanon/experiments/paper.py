@@ -34,7 +34,8 @@ PERFORMANCE = {
 FACTS = {
     "rows": 45222,
     "occupation_entropy_l": 10.57,   # "the marginal distribution of the sensitive attribute is entropy 10.57-diverse"
-    "recursive_3_12_tables": 0,      # "there is no generalization of the Adults database that is recursive (3, l)-diverse for l = 12"
+    # "there is no generalization of the Adults database that is recursive (3, l)-diverse for l = 12"
+    "recursive_3_12_tables": 0,
     "age_81_90": 114,                # "there were only 114 tuples with age between 81 and 90"
     "age_31_40": 12291,              # "while there were 12,291 tuples with age between 31 and 40"
     "min_avg_group_over_1000": "minimal 4-anonymous tables (QI age, gender, race, marital status, education, full "

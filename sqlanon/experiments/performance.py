@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..anonymizer import Anonymization
 from . import paper
-from .common import (ADULT_QIS, Context, adult_policy, machine, median, peak_memory_mb, reset_peak_memory)
+from .common import ADULT_QIS, Context, adult_policy, machine, median, peak_memory_mb, reset_peak_memory
 from .report import fmt, save, table
 
 NAME = "performance"
@@ -239,7 +239,8 @@ def markdown(res: dict) -> str:
         "claim: " + paper.PERFORMANCE["claim"] + ". Ours: entropy l = 6 evaluates fewer nodes than k = 6 for "
         f"{sum(by[(j, models[1])]['evaluated'] < by[(j, models[0])]['evaluated'] for j in ADULT_J)} of "
         f"{len(ADULT_J)} quasi-identifier sizes (it prunes earlier: a 6-diverse block has at least 6 rows and more), "
-        f"and is faster in search time for {sum(by[(j, models[1])]['search_s'] < by[(j, models[0])]['search_s'] for j in ADULT_J)}"
+        "and is faster in search time for "
+        f"{sum(by[(j, models[1])]['search_s'] < by[(j, models[0])]['search_s'] for j in ADULT_J)}"
         f" of {len(ADULT_J)}; each of its node checks costs more (it fetches the occupation counts of every "
         "block, where k-anonymity needs block sizes only). The totals (prepare + search) of the two models differ "
         f"by a factor of at most {factor:.1f}, so \"similar\" "

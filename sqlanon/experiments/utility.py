@@ -269,9 +269,9 @@ def markdown(res: dict) -> str:
     if c["heights_equal"]["of"] and c["heights_equal"]["holds"] / c["heights_equal"]["of"] < 0.5:
         text.append(f"\nOn our hierarchies the best entropy l-diverse table is usually one or more levels higher "
                     f"than the best k-anonymous one ({c['heights_equal']['holds']} equal of "
-                    f"{c['heights_equal']['of']}; the differences are in the tables above). Whether the paper's hierarchies "
-                    "explain its \"usually identical\" cannot be checked without them; we did not change ours to "
-                    "get closer.\n")
+                    f"{c['heights_equal']['of']}; the differences are in the tables above). Whether the paper's "
+                    "hierarchies explain its \"usually identical\" cannot be checked without them; we did not change "
+                    "ours to get closer.\n")
     text.append(
         "\nAxis ranges of the paper's plots (the only printed numbers): minimum height up to 10 / 12 / 14 / 16 "
         "(Q3 / Q4 / Q5 / Q7), minimum average group size up to 2,500, discernibility up to 5 x 10^6 on the "
@@ -288,8 +288,8 @@ def markdown(res: dict) -> str:
         "ages of its interval, and our interval hierarchy is built from the ages in the data: on the sample "
         f"that is {_sample_ages(res)} ages, not the 74 of Adult (17-90), which lowers every sample KL that "
         "generalizes age (by ln(74/66) = 0.114 at the top level); the rows \"minimum KL, 74-age domain\" give "
-        "the same tables' KL with F* spread over all 74 ages, and the l = 6 claim is judged under both. (4) k + t-closeness is not in the TKDD figures; it is our addition from the "
-        "t-closeness paper.\n")
+        "the same tables' KL with F* spread over all 74 ages, and the l = 6 claim is judged under both. (4) k + "
+        "t-closeness is not in the TKDD figures; it is our addition from the t-closeness paper.\n")
     return "\n".join(text)
 
 

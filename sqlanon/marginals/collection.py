@@ -221,7 +221,7 @@ class Collection:
     def __len__(self) -> int:
         return len(self.marginals)
 
-    def with_marginal(self, m: Marginal) -> "Collection":
+    def with_marginal(self, m: Marginal) -> Collection:
         return Collection(self.schema, [*self.marginals, m])
 
     @cached_property

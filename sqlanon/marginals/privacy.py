@@ -33,10 +33,11 @@ only grow under sums), and stay so under such a scaling, so if some group ends u
 an extreme ray of its block's cone. `prune="hull"` keeps only the extreme rays (a group is dropped
 when a non-negative combination of the block's other remaining groups reproduces its direction, by
 non-negative least squares), in blocks of at most `HULL_MAX_GROUPS` groups (larger blocks are kept
-whole: one least-squares problem per group would cost more than the vectorized final check saves). The paper states the convex hull; the conic hull is the same test after
-normalizing each group to a distribution, and prunes at least as much. For recursive (c,l) with
-l = |S| the paper's variant (`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the
-group with the largest ratio r_s / r_s', with no hull at all. `prune="none"` keeps every group.
+whole: one least-squares problem per group would cost more than the vectorized final check saves). The
+paper states the convex hull; the conic hull is the same test after normalizing each group to a
+distribution, and prunes at least as much. For recursive (c,l) with l = |S| the paper's variant
+(`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the group with the largest ratio
+r_s / r_s', with no hull at all. `prune="none"` keeps every group.
 
 Relaxed maxent l-diversity (`maxent_l_diversity_relaxed`, Sec. 6, the last paragraph before Sec. 7: "the
 other approach is to relax the l-diversity requirements", for large sensitive domains and large joins).
@@ -94,7 +95,7 @@ class MarginalPrivacy:
     relaxation: float | None = None     # alpha: check relaxed maxent l-diversity (the criterion's l) instead
 
     @classmethod
-    def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> "MarginalPrivacy":
+    def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> MarginalPrivacy:
         k, div = 1, None
         for c in criteria:
             if hasattr(c, "k"):

@@ -32,9 +32,8 @@ per-value counts (the only thing that comes into Python):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -77,7 +76,7 @@ class BucketPlan:
 
 def sample_buckets(m: int, n: int, seed: str) -> np.ndarray:
     """n of the bucket numbers 1..m, chosen uniformly by a generator seeded from the text `seed`."""
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n:
+    if not isinstance(n, int) or isinstance(n, bool) or not n >= 1:
         raise PolicyError("buckets", f"must be a positive number of buckets; got {n!r}")
     if n > m:
         raise DataError(f"the data allows {m} l-diverse buckets; cannot keep {n} of them")

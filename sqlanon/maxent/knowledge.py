@@ -117,7 +117,7 @@ class Knowledge:
     items: list = field(default_factory=list)
     persons: dict = field(default_factory=dict)     # name -> {attribute: value}, the full quasi-identifier
 
-    def __add__(self, other: "Knowledge") -> "Knowledge":
+    def __add__(self, other: Knowledge) -> Knowledge:
         persons = dict(self.persons)
         for k, v in other.persons.items():
             if k in persons and persons[k] != v:
@@ -174,7 +174,7 @@ def _bounds(item: dict, field: str, top: float, unit: str) -> tuple[float, float
         high = _number(item.get("at_most", top), f"{field}.at_most")
     else:
         raise PolicyError(field, "needs probability (or count), or at_least / at_most")
-    for name, v in (("low", low), ("high", high)):
+    for _name, v in (("low", low), ("high", high)):
         if not 0.0 <= v <= top:
             raise PolicyError(field, f"{unit} must be between 0 and {top:g}; got {v:g}")
     if low > high:

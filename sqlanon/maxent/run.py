@@ -149,7 +149,7 @@ class MaxEnt:
         sol = solve(system, self.tolerance, relevant or self.relevant)
         x = np.bincount(system.cell_base, weights=sol.x, minlength=len(self.problem.cell_b))
         persons = {}
-        for g, (q, name, _) in enumerate(system.groups):
+        for g, (_q, name, _) in enumerate(system.groups):
             if name is None:
                 continue
             mine = system.cell_who == g

@@ -246,7 +246,7 @@ def _dual_ascent(D, rhs, bounds, lam, tolerance, max_iterations, check):
         # iterations on large q*-blocks)
         d = 1.0 / np.sqrt(np.maximum(D @ x_ref, 1e-12))
 
-        def fun(mu):
+        def fun(mu, lam_ref=lam_ref, d=d, z_ref=z_ref, x_ref=x_ref):   # bound now: called in this iteration
             l = lam_ref + d * mu
             with np.errstate(over="ignore", invalid="ignore"):
                 e = np.expm1(np.minimum(Dt @ l, EXP_CAP) - z_ref)
@@ -365,7 +365,7 @@ def _solve(system: System, tolerance: float, relevant: str, max_iterations: int)
         if len(rhs):
             lam = _start(system, cells, free, D, rhs, kinds, buckets, s0)
 
-            def check(xf, free=free):
+            def check(xf, free=free, value=value):
                 full = value.copy()
                 full[free] = xf
                 return violation(sub, lo, hi, full)

@@ -56,7 +56,8 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
     n = len(bands)
     group = (width - left - 20) / max(n, 1)
     peak = max([max(b["before"]["rows"], b["after"]["rows"]) for b in bands] + [1])
-    body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" stroke="#666"/>',
+    body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" '
+            'stroke="#666"/>',
             (f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
             f'prosecutor risk (1 / class size)</text>'),
             (f'<text x="{left - 12}" y="{(height - bottom) / 2:.0f}" class="axis" text-anchor="middle" '
@@ -65,7 +66,8 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
         x = left + i * group
         for j, (key, color) in enumerate((("before", "#bdbdbd"), ("after", "#d7301f"))):
             h = (height - bottom - top) * b[key]["rows"] / peak
-            body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" y="{height - bottom - h:.1f}" '
+            body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" '
+                        f'y="{height - bottom - h:.1f}" '
                         f'width="{(group - 12) / 2 - 2:.1f}" height="{h:.1f}" fill="{color}"><title>{key}: '
                         f'{b[key]["rows"]:,} {html.escape(unit)} in {b[key]["classes"]:,} classes</title></rect>')
         body.append(f'<text x="{x + group / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle" class="tick">'
