@@ -136,6 +136,17 @@ class Anonymization:
         self.timings["search"] = time.perf_counter() - t
         return self.result
 
+    def searched(self) -> SearchResult:
+        """The search's result, searching first when `search` has not run."""
+        return self.result if self.result is not None else self.search()
+
+    def chosen_result(self) -> tuple[Candidate, NodeResult]:
+        """The chosen node and its evaluation, choosing first when neither `choose` nor `use_node` ran."""
+        chosen = self.chosen if self.chosen is not None else self.choose()
+        if chosen.result is None:       # choose() and use_node() always evaluate their node
+            raise RuntimeError("the chosen node has no evaluation")     # a bug, not a user error
+        return chosen, chosen.result
+
     def evaluate(self, levels: dict[str, int]) -> NodeResult:
         missing = [q for q in self.lattice.names if q not in levels]
         if missing:
@@ -156,17 +167,16 @@ class Anonymization:
         Returns:
             The minimal nodes as `Candidate`s, lowest height first (also kept in `self.candidates`).
         """
-        if self.result is None:
-            self.search()
+        searched = self.searched()
         t = time.perf_counter()
         self.candidates = []
         if metrics == "policy":
             metric = self.policy.utility
-            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(self.result.minimal))
+            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(searched.minimal))
             self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]})
-                               for n in self.result.minimal]
+                               for n in searched.minimal]
         else:
-            for node in self.result.minimal:
+            for node in searched.minimal:
                 levels = self.lattice.levels(node)
                 res = self.checker.evaluate(levels, known_satisfying=True)
                 self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
@@ -180,10 +190,9 @@ class Anonymization:
         Where the metric is monotone that is the best minimal node; otherwise a branch and bound over
         the lattice (`sqlanon.optimum`). Ties: lower height, then smaller levels in policy order.
         """
-        if self.result is None:
-            self.search()
-        if not self.result.minimal:
-            if any(p.get("phase") == "heuristic" for p in self.result.per_level):
+        searched = self.searched()
+        if not searched.minimal:
+            if any(p.get("phase") == "heuristic" for p in searched.per_level):
                 limit = self.policy.search.time_limit_s
                 raise DataError(f"the heuristic search found no satisfying node in {limit:g} s "
                                 f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
@@ -192,16 +201,17 @@ class Anonymization:
                             "privacy models or allow suppression (privacy.max_suppression)")
         t = time.perf_counter()
         if self.optimum is None:
-            self.optimum = find_optimum(self.lattice, self.checker, self.result, self.policy.utility, self.progress)
+            self.optimum = find_optimum(self.lattice, self.checker, searched, self.policy.utility, self.progress)
             self.progress.done()
-        levels = self.lattice.levels(self.optimum.node)
+        optimum = self.optimum
+        levels = self.lattice.levels(optimum.node)
         result = self.checker.evaluate(levels, known_satisfying=True)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         if not self.candidates:
             metric = self.policy.utility
             self.candidates = [Candidate(self.lattice.levels(n), None,
-                                         {metric: self.optimum.scores[n]} if n in self.optimum.scores else {})
-                               for n in self.result.minimal]
+                                         {metric: optimum.scores[n]} if n in optimum.scores else {})
+                               for n in searched.minimal]
             self.scored = "search"
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
@@ -219,8 +229,7 @@ class Anonymization:
         """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction),
         with its catalog row holding the manifest. `force`: an existing export file may be overwritten even
         when the catalog does not show this release wrote it (never the source, policy or a hierarchy)."""
-        if self.chosen is None:
-            self.choose()
+        _, chosen = self.chosen_result()
         t = time.perf_counter()
 
         def manifest(outputs: list[Output]) -> dict:
@@ -231,7 +240,7 @@ class Anonymization:
 
         self._manifest = None
         try:
-            self.outputs = materialize(self.policy, self.fs, self.chosen.result, list(companions),
+            self.outputs = materialize(self.policy, self.fs, chosen, list(companions),
                                        manifest=manifest, release_id=self.release_id, force=force)
         except BaseException:
             self.outputs, self._manifest = [], None
@@ -243,9 +252,7 @@ class Anonymization:
     def sql(self, dialect: str = "duckdb") -> str:
         """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
         over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it."""
-        if self.chosen is None:
-            self.choose()
-        return select_sql(self.policy, self.fs, self.chosen.result, dialect=dialect)
+        return select_sql(self.policy, self.fs, self.chosen_result()[1], dialect=dialect)
 
     def achieved(self, result: NodeResult) -> dict:
         """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile."""
@@ -290,9 +297,7 @@ class Anonymization:
         return path
 
     def _build_manifest(self) -> dict:
-        if self.chosen is None:
-            self.choose()
-        c = self.chosen
+        c, result = self.chosen_result()
         return {
             "sqlanon_version": __version__,
             "release_id": self.release_id,
@@ -306,9 +311,9 @@ class Anonymization:
                         "minimal": [m.as_dict() for m in self.candidates],
                         "minimal_metrics": self.scored or None},
             "search": self.optimum.as_dict() if self.optimum else {"method": "given node", "proven_optimal": None},
-            "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
-                       "suppressed_rows": c.result.suppressed_rows, "metrics": dict(c.metrics)},
-            "privacy": self.achieved(c.result),
+            "chosen": {"levels": dict(c.levels), "classes": result.classes,
+                       "suppressed_rows": result.suppressed_rows, "metrics": dict(c.metrics)},
+            "privacy": self.achieved(result),
             "hierarchies": {q.name: {"source": q.hierarchy.source, "height": q.height,
                                      "sha256_16": q.hierarchy.digest()} for q in self.fs.qis},
             "release_sql_sha256": hashlib.sha256(self.sql().encode()).hexdigest(),

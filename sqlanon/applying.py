@@ -132,12 +132,12 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
 
 def require_satisfied(run: Anonymization) -> None:
     """PrivacyNotMet (exit 3) unless the recorded node satisfies every privacy model on the new rows."""
-    chosen = run.chosen
-    if not chosen.result.satisfied:
-        failing = int((~chosen.result.ok).sum())
+    chosen, result = run.chosen_result()
+    if not result.satisfied:
+        failing = int((~result.ok).sum())
         raise PrivacyNotMet(
             f"the new rows do not satisfy the policy at {chosen.levels}: {failing} classes fail "
-            f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
+            f"({result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
 
 
 def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None,
@@ -190,7 +190,7 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
         cov = coverage(backend, name, source, maps)
     finally:
         backend.close()
-    found = None
+    found: dict | None = None
     if limits["renode"] if renode is None else renode:
         # a new search over the live source; values unknown to a hierarchy file stop it: that is drift too
         # (the hierarchy needs those values before anything can be re-released)

@@ -21,7 +21,7 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
-from .models.risk import enforce_table_criteria
+from .models.risk import TableCriterion, enforce_table_criteria
 from .rollup import counts_source
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
@@ -51,11 +51,11 @@ class NodeStats:
     def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> NodeStats:
         sizes = np.asarray(sizes, dtype=np.int64)
         sq = sizes.astype(np.float64) ** 2
-        base = dict(sum_sq=float(sq.sum()), min_size=int(sizes.min()) if len(sizes) else 0, classes=len(sizes))
+        sum_sq, min_size, classes = float(sq.sum()), int(sizes.min()) if len(sizes) else 0, len(sizes)
         if ok is None or satisfied is None:
-            return NodeStats(**base)
-        return NodeStats(**base, satisfied=satisfied, kept_rows=int(sizes[ok].sum()), kept_classes=int(ok.sum()),
-                         kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
+            return NodeStats(sum_sq, min_size, classes)
+        return NodeStats(sum_sq, min_size, classes, satisfied=satisfied, kept_rows=int(sizes[ok].sum()),
+                         kept_classes=int(ok.sum()), kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
 
 
 @dataclass
@@ -75,6 +75,13 @@ class NodeResult:
         return self.counts.sizes[self.ok] if self.suppressed_rows else self.counts.sizes
 
 
+
+def _all_decided(out: list[bool | None]) -> list[bool]:
+    """Every node's verdict, once each has one."""
+    if any(v is None for v in out):
+        raise RuntimeError("a node was left undecided")        # a bug, not a user error
+    return [bool(v) for v in out]
+
 class NodeChecker:
     def __init__(self, fs: FrequencySet, criteria: list[Criterion], max_suppression: float = 0.0):
         self.fs = fs
@@ -82,8 +89,9 @@ class NodeChecker:
         self.max_suppression = float(max_suppression)
         self.budget = int(math.floor(self.max_suppression * fs.rows + 1e-9))
         first = fs.sensitives[0].name if fs.sensitives else None
-        self.attribute = {id(c): (c.sensitive or first) for c in self.criteria}
-        self.needed = []
+        # the sensitive attribute each model judges (a model without one judges the first); none without any
+        self.attribute: dict[int, str] = {id(c): a for c in self.criteria if (a := c.sensitive or first) is not None}
+        self.needed: list[str] = []
         for c in self.criteria:
             if c.needs_sensitive and not getattr(c, "multi_attribute", False):
                 a = self.attribute[id(c)]
@@ -91,7 +99,7 @@ class NodeChecker:
                     self.needed.append(a)
         # models of the whole release's class sizes (average risk, records at risk): applied after the
         # per-block models, they may suppress further classes (`sqlanon.models.risk`)
-        self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
+        self.table_criteria = [c for c in self.criteria if isinstance(c, TableCriterion)]
         # models judged against a population table's classes at the node (k-map): need block codes
         self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
@@ -191,7 +199,7 @@ class NodeChecker:
            as many nodes per statement as fit a row budget.
         """
         if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
-            return [self.evaluate(levels).satisfied for levels in nodes]
+            return [bool(self.evaluate(levels).satisfied) for levels in nodes]
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
@@ -226,14 +234,14 @@ class NodeChecker:
                         survivors.append(idx)
             todo = survivors
         if not todo:
-            return out
+            return _all_decided(out)
         # a node's sparse counts have at most as many rows as the wide frequency set
         per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
         for i in range(0, len(todo), per_statement):
             chunk = todo[i:i + per_statement]
             for idx, result in zip(chunk, self._judge_sparse_many([nodes[j] for j in chunk])):
                 out[idx] = result.satisfied
-        return out
+        return _all_decided(out)
 
     @property
     def has_multi_attribute(self) -> bool:

@@ -16,7 +16,9 @@ spliced into a generated column name; user names appear only as quoted identifie
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -185,7 +187,7 @@ class FrequencySet:
         self._cells_xlogx: float | None = None
         self._wide_rows: int | None = None
         self._bottom_rows: int | None = None
-        self._counts_source = None     # rollup.counts_source caches its answer here
+        self._counts_source: Any = None     # rollup.counts_source caches its answer here
         self.rollup = True          # roll node counts up in memory when the frequency set is small
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
@@ -202,7 +204,7 @@ class FrequencySet:
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
         checked = list(policy.quasi_identifiers) + list(policy.sensitive) + entity
-        profile = b.fetchone("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
+        profile = b.fetchrow("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
         # with an entity key every count is of distinct persons (issue: a person's many rows are one)
         self.rows = int(profile[0])
         if self.rows == 0:
@@ -226,8 +228,8 @@ class FrequencySet:
                 uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
         self._check_covered(uncovered)
-        for i, (name, spec) in enumerate(policy.sensitive.items()):
-            self.sensitives.append(self._create_sensitive(i, name, spec, columns[name], values_of[name]))
+        for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
+            self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
         self._create_frequency_sets()
         totals = self.sensitive_totals()
         for s in self.sensitives:
@@ -319,7 +321,7 @@ class FrequencySet:
     def cells_xlogx(self) -> float:
         """sum of c ln c over the original's cells (rows of the bottom frequency set), for the KL metric."""
         if self._cells_xlogx is None:
-            self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
+            self._cells_xlogx = float(self.backend.fetchrow("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
                                                             sensitives=self.sensitives, entity=self.entity)[0] or 0.0)
         return self._cells_xlogx
 
@@ -334,7 +336,7 @@ class FrequencySet:
                 return q
         raise KeyError(name)
 
-    def node_counts(self, levels: dict[str, int], sensitive: list[str] = (), refine: list[str] = (),
+    def node_counts(self, levels: dict[str, int], sensitive: Sequence[str] = (), refine: Sequence[str] = (),
                     source_table: str | None = None) -> NodeCounts:
         """Roll the frequency set up to a node and fetch per-block counts.
 
@@ -356,7 +358,7 @@ class FrequencySet:
             sens[name] = np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64) for v in range(m)])
         return NodeCounts(codes, sizes, sens)
 
-    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: Sequence[str] = ()) -> list[NodeCounts]:
         """Block sizes of several nodes in one statement (a UNION ALL of their GROUP BYs), and the number of
         distinct values of the `distinct` attributes per block.
 
@@ -398,7 +400,7 @@ class FrequencySet:
     def bottom_rows(self) -> int:
         """Rows (cells) of the bottom frequency set."""
         if self._bottom_rows is None:
-            self._bottom_rows = int(self.backend.fetchone("count_rows.sql", relation=self.fs_table)[0])
+            self._bottom_rows = int(self.backend.fetchrow("count_rows.sql", relation=self.fs_table)[0])
         return self._bottom_rows
 
     def fetch_bottom(self) -> dict[str, np.ndarray]:
@@ -410,7 +412,7 @@ class FrequencySet:
     def wide_rows(self) -> int:
         """Rows of the wide frequency set: an upper bound on the rows of any node's sparse counts."""
         if self._wide_rows is None:
-            self._wide_rows = int(self.backend.fetchone("count_rows.sql", relation=self.wide_table)[0])
+            self._wide_rows = int(self.backend.fetchrow("count_rows.sql", relation=self.wide_table)[0])
         return self._wide_rows
 
     def sparse_counts(self, nodes: list[dict[str, int]], sensitive: str) -> list[SparseCounts]:

@@ -218,7 +218,8 @@ class EdgeTree:
         """Cycles of parent links (following each node's first parent), each once, as [a, b, ..., a]."""
         out, done = [], set()
         for start in self.parents:
-            path, on_path = [], {}
+            path: list[str] = []
+            on_path: dict[str, int] = {}
             node = start
             while node in self.parents and node not in done and node not in on_path:
                 on_path[node] = len(path)
@@ -322,9 +323,9 @@ def file_problems(path: Path) -> dict:
     body = [r for _, r in rows[1:] if len(r) == width]
     labels = [[r[j] for r in body] for j in range(width)]
     problems = {"malformed_rows": malformed, **tree_problems(labels[0], labels), "cycles": [], "several_roots": []}
-    inner = {label for level in labels[1:] for label in level}
+    inner_labels = {label for level in labels[1:] for label in level}
     return {"format": "wide", "column": header[0], "values": list(dict.fromkeys(labels[0])),
-            "inner_labels": sorted(inner), "height": width - 1, "problems": problems, "notes": notes}
+            "inner_labels": sorted(inner_labels), "height": width - 1, "problems": problems, "notes": notes}
 
 
 def _number(v: str, attribute: str) -> float:

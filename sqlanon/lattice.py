@@ -186,14 +186,14 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             if size > 1:
                 for axis, a in enumerate(subset):
                     if roots[a]:
-                        index = [slice(None)] * size
+                        index: list[slice | int] = [slice(None)] * size
                         index[axis] = heights[a]
                         rooted[tuple(index)] = True
             work[subset] = (cand, height_of[cand.shape], rooted)
             candidates += int(cand.sum())
         top = max((int(hs.max()) for _, hs, _ in work.values()), default=-1)
         for h in range(top + 1):
-            todo = []
+            todo: list = []
             for subset, (cand, hs, rooted) in work.items():
                 at = cand & (hs == h)
                 if not at.any():

@@ -74,7 +74,7 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
     sens_cols = [s.col for s in fs.sensitives]
     suppressed = fs.create_suppressed_table(result)
-    kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+    kept_cells_xlogx, = fs.backend.fetchrow("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
                                             sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
     # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)

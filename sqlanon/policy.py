@@ -12,6 +12,7 @@ checked here.
 from __future__ import annotations
 
 import copy
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from .errors import PolicyError
 from .hierarchy import KINDS, spec_kind
 
 TOP_KEYS = frozenset(policy_model.PolicyModel.model_fields)   # the keys, from the one description of the shape
-UTILITY_METRICS = tuple(policy_model.PolicyModel.model_fields["utility"].annotation.__args__)
+UTILITY_METRICS = typing.get_args(policy_model.PolicyModel.model_fields["utility"].annotation)
 
 
 @dataclass
@@ -399,7 +400,8 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     if unknown:
         raise policy_model.unknown_key_error(str(unknown[0]), list(policy_model.PolicyModel.model_fields), "")
     src = _parse_source(raw.get("source"), base_dir)
-    qis = _parse_attributes(raw.get("quasi_identifiers"), "quasi_identifiers", need_hierarchy=True)
+    qis = {name: spec for name, spec in _parse_attributes(raw.get("quasi_identifiers"), "quasi_identifiers",
+                                                          need_hierarchy=True).items() if spec is not None}
     sens = _parse_attributes(raw.get("sensitive"), "sensitive", need_hierarchy=False)
     both = set(qis) & set(sens)
     if both:

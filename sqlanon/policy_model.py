@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -476,7 +477,7 @@ def unknown_key_error(key: str, allowed: list[str], where: str) -> PolicyError:
     return PolicyError(field, f"unknown key; {hint}{owner} {', '.join(allowed)}")
 
 
-def did_you_mean(key: Any, allowed: list[str]) -> str:
+def did_you_mean(key: Any, allowed: Sequence[str]) -> str:
     """"did you mean 'widths'? " for the valid key closest to a misspelled one (difflib), or ""."""
     close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'? " if close else ""

@@ -24,7 +24,7 @@ refuses to replace it (it never destroys it) until it is dropped by hand.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,7 @@ from .catalog import (
 from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
-from .frequency import FrequencySet
+from .frequency import FrequencySet, QuasiIdentifier
 from .policy import Policy
 
 
@@ -61,7 +61,7 @@ def release_columns(policy: Policy, fs: FrequencySet, levels: dict[str, int]):
     """(column, qi-or-None, level) in source order: QIs generalized, the others copied."""
     order = [c for c, _ in fs.backend.columns(fs.source)]
     wanted = set(policy.quasi_identifiers) | set(policy.sensitive) | set(policy.release.keep)
-    out = []
+    out: list[tuple[str, QuasiIdentifier | None, int | None]] = []
     for c in order:
         if c not in wanted:
             continue
@@ -118,7 +118,7 @@ class Companion:
     def cleanup(self) -> None:
         pass
 
-    def outputs(self) -> list[Output]:
+    def outputs(self) -> Sequence[Output]:
         return []
 
 
@@ -150,7 +150,7 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
 
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
-                companions: list[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
+                companions: Sequence[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
                 release_id: str | None = None, force: bool = False) -> list[Output]:
     """Write the release (and its companions) and its catalog rows in one transaction, then its exports.
 
@@ -181,7 +181,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
 
     def record() -> None:
         """Inside the transaction, after the swap: outputs, manifest and catalog rows."""
-        rows = int(b.fetchone("count_rows.sql", relation=name)[0])
+        rows = int(b.fetchrow("count_rows.sql", relation=name)[0])
         outputs.append(Output(kind, name, rows))
         for c in companions:
             outputs.extend(c.outputs())
@@ -285,4 +285,4 @@ def export(b: Backend, relation: str, path: Path) -> Output:
         tmp.unlink(missing_ok=True)
         raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None
     tmp.replace(path)
-    return Output(fmt, str(path), int(b.fetchone("count_rows.sql", relation=relation)[0]))
+    return Output(fmt, str(path), int(b.fetchrow("count_rows.sql", relation=relation)[0]))

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,11 +165,12 @@ def _ranked(run: Anonymization) -> list[Candidate]:
 
 
 def _node_states(run: Anonymization, chosen: tuple) -> dict[tuple, str]:
-    minimal = set(run.result.minimal)
+    searched = run.searched()
+    minimal = set(searched.minimal)
     out = {}
     for node in run.lattice.nodes():
         out[node] = ("chosen" if node == chosen else "minimal" if node in minimal
-                     else "sat" if node in run.result.satisfying else "unsat")
+                     else "sat" if node in searched.satisfying else "unsat")
     return out
 
 
@@ -199,12 +202,12 @@ def _models(run: Anonymization, result) -> list[dict]:
     names = [s.name for s in run.fs.sensitives]
     counts = run.fs.node_counts(result.levels, sensitive=names)
     keep = result.ok if result.suppressed_rows else np.ones(len(counts.sizes), dtype=bool)
-    first = names[0] if names else None
+    first = names[0] if names else ""
     out = []
     for c in run.criteria:
         if getattr(c, "multi_attribute", False):
             achieved = {}
-        elif c.needs_sensitive:
+        elif c.needs_sensitive:      # a model needing sensitive counts exists only with a sensitive attribute
             achieved = c.achieved(counts.sensitive[c.sensitive or first][keep])
         else:
             achieved = c.achieved(counts.sizes[keep][:, None])
@@ -213,7 +216,7 @@ def _models(run: Anonymization, result) -> list[dict]:
     return out
 
 
-def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: list[str] = (),
+def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: Sequence[str] = (),
                    manifest_path: str | None = None, view: dict | None = None) -> dict:
     """Everything the page shows, computed from the run (searching and choosing first if needed)."""
     options = options or ReportOptions()
@@ -221,8 +224,8 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
     _ensure_searched(run)
     cells = Cells(options.external, options.min_cell)
     lat = run.lattice
-    chosen = run.chosen
-    result = chosen.result
+    chosen, result = run.chosen_result()
+    searched = run.searched()
     unit = "persons" if run.policy.entity_key else "rows"
     released = int(result.released_sizes.sum())
     hide_suppression = cells.hidden(result.suppressed_rows)
@@ -257,8 +260,8 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "rank": rank, "ranked": ranked[:MAX_MINIMAL_ROWS], "minimal_count": len(ranked),
         "runner_up": next((c for c in ranked if lat.node(c.levels) != chosen_node), None),
         "metric_range": (min(values), max(values)) if values else (None, None),
-        "lattice": {"nodes": lat.size, "evaluated": run.result.evaluated, "satisfying": len(run.result.satisfying),
-                    "minimal": len(run.result.minimal), "names": lat.names, "heights": lat.heights},
+        "lattice": {"nodes": lat.size, "evaluated": searched.evaluated, "satisfying": len(searched.satisfying),
+                    "minimal": len(searched.minimal), "names": lat.names, "heights": lat.heights},
         "states": _node_states(run, chosen_node),
         "classes": result.classes, "sizes": result.released_sizes,
         "histogram": _histogram(result.released_sizes, cells),
@@ -342,7 +345,7 @@ def _levels_svg(names, states) -> Markup:
     rows = _by_height(states)
     cell, per_row, left, band_gap = 6, 150, 150, 5
     width = left + per_row * cell + 120
-    paths = {s: [] for s in COLORS}
+    paths: dict[str, list[str]] = {s: [] for s in COLORS}
     marks, texts = [], []
     y = 10
     for h in sorted(rows, reverse=True):           # the most general node on top
@@ -402,15 +405,14 @@ def minimal_levels_svg(names, heights, ranked: list[Candidate], chosen_node: tup
     return _svg(width, height, body, "levels of the minimal nodes")
 
 
-def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[str] = frozenset()) -> Markup:
+def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: AbstractSet[str] = frozenset()) -> Markup:
     """One strip per utility metric: every minimal node a dot, the chosen node in red (smaller is better)."""
     width, row, left, right = 960, 44, 120, 190
     shown = [m for m in METRICS if m not in hide]
     body = []
     for i, m in enumerate(shown):
         y = 24 + i * row
-        vals = [c.metrics.get(m) for c in ranked]
-        vals = [v for v in vals if v is not None]
+        vals = [v for c in ranked if (v := c.metrics.get(m)) is not None]
         if not vals:
             continue
         lo, hi = min(vals), max(vals)
@@ -440,7 +442,8 @@ def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[st
 
 
 def histogram_svg(bins: list[dict], unit: str) -> Markup:
-    width, height, left, bottom, top = 960, 260, 60, 50, 20
+    width, height, bottom, top = 960, 260, 50, 20
+    left: float = 60
     n = len(bins)
     bar = min(110, (width - left - 20) / max(n, 1))
     left += ((width - left - 20) - bar * n) / 2          # a few bins stay narrow, centred
@@ -516,7 +519,7 @@ def _write_atomically(path: Path, text: str) -> Path:
     return path
 
 
-def write_report(run: Anonymization, path, external: bool = False, warnings: list[str] = (),
+def write_report(run: Anonymization, path, external: bool = False, warnings: Sequence[str] = (),
                  manifest_path: str | None = None, view: dict | None = None, **options) -> Path:
     """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
     context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path, view)

@@ -19,6 +19,7 @@ and summing equal rows. `RollupCounts` answers the same questions as `FrequencyS
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,7 +190,7 @@ class RollupCounts:
         return inverse, uniques, radices
 
     # -- the questions the node checker asks -------------------------------------------------------
-    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: Sequence[str] = ()) -> list[NodeCounts]:
         """Like `FrequencySet.batch_counts`: block sizes, and distinct values of `distinct` per block."""
         empty = np.zeros((0, 0), dtype=np.int64)
         sens_index = {s.name: j for j, s in enumerate(self.fs.sensitives)}
@@ -229,6 +230,7 @@ def counts_source(fs: FrequencySet) -> RollupCounts | FrequencySet:
     """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
     from cached finer results when the frequency set is small (`RollupCounts`), else the frequency set itself
     (one GROUP BY per node in the database). Chosen once per frequency set."""
-    if fs._counts_source is None:
-        fs._counts_source = (RollupCounts.open(fs) if fs.rollup else None) or fs
-    return fs._counts_source
+    source = fs._counts_source
+    if source is None:
+        source = fs._counts_source = (RollupCounts.open(fs) if fs.rollup else None) or fs
+    return source

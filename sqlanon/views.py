@@ -151,8 +151,8 @@ def coverage(backend, view: str, source: str, qis: list[tuple[str, str]]) -> dic
     """Source rows, rows the view returns now, rows it suppresses at read time, and source rows holding
     a quasi-identifier value unknown to its mapping table (released at the hierarchy's top).
     `qis`: (column, mapping table) per quasi-identifier."""
-    total, unknown = backend.fetchone("view_coverage.sql", source=source, qis=qis)
-    shown = int(backend.fetchone("count_rows.sql", relation=view)[0])
+    total, unknown = backend.fetchrow("view_coverage.sql", source=source, qis=qis)
+    shown = int(backend.fetchrow("count_rows.sql", relation=view)[0])
     total, unknown = int(total or 0), int(unknown or 0)
     return {"source_rows": total, "view_rows": shown, "suppressed_rows": total - shown, "unknown_rows": unknown,
             "suppressed_share": (total - shown) / total if total else 0.0,

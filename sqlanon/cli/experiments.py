@@ -108,7 +108,8 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         if minimal:
             targets = [run.lattice.levels(n) for n in run.search().minimal]
             if not quiet:
-                click.echo(f"{len(targets)} minimal nodes of {run.lattice.size:,} ({run.result.evaluated:,} evaluated)")
+                click.echo(f"{len(targets)} minimal nodes of {run.lattice.size:,} "
+                           f"({run.searched().evaluated:,} evaluated)")
         elif table or node:
             targets = [{q: 0 for q in run.lattice.names} if table else parse_node(node)]
             if node:

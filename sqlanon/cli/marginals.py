@@ -61,7 +61,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
 
     progress = progress_for(quiet)
     with search_run(policy, db, quiet) as run:
-        if not run.result.minimal:
+        if not run.searched().minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
         ms = Marginals(run, max_sensitive=max_sensitive, prune=prune, relaxation=relaxation)
@@ -72,25 +72,25 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         if listed and search_mode not in (None, "none"):
             raise PolicyError("--search", "the policy lists release.marginals; give --search none (the default "
                               "then) or remove them to search")
-        run.choose()
+        chosen = run.choose()
         if start == "all":
             starts = [c.levels for c in run.candidates]
         elif start == "chosen":
-            starts = [run.chosen.levels]
+            starts = [chosen.levels]
         else:   # a given node: it becomes the released table (the lattice's minimal nodes stay in the manifest)
             minimal = list(run.candidates)
-            run.use_node(parse_node(start))
+            chosen = run.use_node(parse_node(start))
             run.candidates = minimal
-            starts = [run.chosen.levels]
+            starts = [chosen.levels]
         section: dict = {"mode": mode, "max_sensitive": max_sensitive}
         if mode == "none":
-            table = ms.table(run.chosen.levels)
+            table = ms.table(chosen.levels)
             coll = ms.collection([table, *listed])
         elif mode in ("greedy", "walk"):
             results = [ms.search(levels, max_steps, progress) for levels in starts]
             best = best_of(results)
             levels = starts[results.index(best)]
-            if levels != run.chosen.levels:     # the table of the best collection becomes the released table
+            if levels != chosen.levels:     # the table of the best collection becomes the released table
                 minimal = list(run.candidates)
                 run.use_node(levels)
                 run.candidates = minimal
@@ -101,8 +101,8 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
                 coll = walk.collection
                 section["walk"] = {k: v for k, v in walk.as_dict().items() if k != "start"}
         else:
-            table = ms.table(run.chosen.levels)
-            path, coll = ms.one_attribute_path(run.chosen.levels)
+            table = ms.table(chosen.levels)
+            path, coll = ms.one_attribute_path(chosen.levels)
             section["path"] = [p.as_dict() for p in path]
         section.update(ms.score(coll, table))
         if not section["privacy"]["satisfied"]:

@@ -72,8 +72,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     _positive(sampling_fraction, "--sampling-fraction", 1.0)
     pol = load_policy(policy_path)
     qis = list(pol.quasi_identifiers)
-    options = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
-    what = {"source": pol.source.label}
+    options: dict = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
+    what: dict = {"source": pol.source.label}
     levels = None
     relation = None
     if manifest is not None:

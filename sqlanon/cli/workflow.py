@@ -104,7 +104,7 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
         values_table = "__sqlanon_hierarchy_values"
         import pandas as pd  # here, not at the top: the CLI imports this module at start-up
         backend.create_table_from_frame(values_table, pd.DataFrame({"value": found["values"]}))
-        rows, nulls, distinct, unused = backend.fetchone("hierarchy_check_profile.sql", source=view, column=column,
+        rows, nulls, distinct, unused = backend.fetchrow("hierarchy_check_profile.sql", source=view, column=column,
                                                          values_table=values_table)
         missing = backend.fetchall("hierarchy_check_missing.sql", source=view, column=column,
                                    values_table=values_table)

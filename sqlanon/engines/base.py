@@ -151,6 +151,13 @@ class Backend:
         rows = self.fetchall(template, params, **context)
         return rows[0] if rows else None
 
+    def fetchrow(self, template: str, params=None, **context) -> tuple:
+        """The one row of an aggregate query (a SELECT of aggregates without GROUP BY always returns one)."""
+        row = self.fetchone(template, params, **context)
+        if row is None:
+            raise RuntimeError(f"{template} returned no row")     # a bug in the template, not a user error
+        return row
+
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._run(template, params, context, "numpy")
 
@@ -165,7 +172,7 @@ class Backend:
         """
         selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
         sql = templates.render("union_all.sql", selects=selects, order=order or [])
-        out = None
+        out: dict[str, np.ndarray] = {}
         for statement in dialects.transpile(sql, self.dialect):
             out = self._timed(statement, None, "numpy", template)
         return out

@@ -27,6 +27,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -222,7 +223,7 @@ class SparkBackend(Backend):
         self.spark = self.con = spark
         self.owned = owned
         self._errors = _errors()
-        self._frames: dict[str, object] = {}     # temporary views made from pandas frames (cached DataFrames)
+        self._frames: dict[str, Any] = {}     # temporary views made from pandas frames (cached DataFrames)
 
     @classmethod
     def open(cls, source) -> SparkBackend:

@@ -18,6 +18,7 @@ the minimal nodes, not the paper's (whose tables are not given).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ..errors import UserError
 from ..marginals.session import Marginals
@@ -29,12 +30,12 @@ TITLE = "Anonymized marginals on Adult (Kifer & Gehrke, SIGMOD 2006, Figures 5-7
 QI = ("race", "sex", "age", "marital_status")
 SENSITIVE = "occupation"
 K, L = 6, 6
-PRIVACY = {"k": K, "l_diversity": {"variant": "entropy", "l": L}}
+PRIVACY: dict[str, Any] = {"k": K, "l_diversity": {"variant": "entropy", "l": L}}
 MAX_SENSITIVE = 3
 RELAXATIONS = (0.1, 0.25, 0.5)    # alpha of the relaxed maxent l-diversity check (Sec. 6), with the same l
 PAIRS_C = 3                        # recursive (c, |C|)-diversity: the |C| = l pruning variant (Sec. 6)
-WALK = {"steps": 1000, "temperature": 0.01, "seed": 0}     # the OPT walks (seeds seed, seed + 1, ...)
-ALTERNATIVES = {
+WALK: dict[str, Any] = {"steps": 1000, "temperature": 0.01, "seed": 0}     # the OPT walks (seeds seed, seed + 1, ...)
+ALTERNATIVES: dict[str, Any] = {
     "k = 6, recursive (3, 6)": {"k": 6, "l_diversity": {"variant": "recursive", "c": 3, "l": 6}},
     "k = 10, entropy 3": {"k": 10, "l_diversity": {"variant": "entropy", "l": 3}},
     "k = 5, distinct 5": {"k": 5, "l_diversity": {"variant": "distinct", "l": 5}},
@@ -51,7 +52,7 @@ PAPER_CLAIMS = [
 
 def run(ctx: Context) -> dict:
     t0 = time.perf_counter()
-    out = {"qi": list(QI), "sensitive": SENSITIVE, "privacy": PRIVACY, "max_sensitive": MAX_SENSITIVE,
+    out: dict[str, Any] = {"qi": list(QI), "sensitive": SENSITIVE, "privacy": PRIVACY, "max_sensitive": MAX_SENSITIVE,
            "tables": [], "alternatives": {}}
     with ctx.run("adult", QI, PRIVACY) as r:
         out["rows"] = r.fs.rows
@@ -61,7 +62,7 @@ def run(ctx: Context) -> dict:
         for i, c in enumerate(cands):
             label = chr(ord("A") + i)
             tab = ms.table(c.levels)
-            entry = {"label": label, "levels": dict(c.levels), "kl": ms.single_table_kl(tab),
+            entry: dict[str, Any] = {"label": label, "levels": dict(c.levels), "kl": ms.single_table_kl(tab),
                      "kl_metric": c.metrics["kl_divergence"]}
             t = time.perf_counter()
             found = ms.search(c.levels)
@@ -112,7 +113,7 @@ def check_variants(ms, coll) -> dict:
     (c, |C|)-diversity by pairwise ratios, against the conic hull: the same answer, asserted)."""
     from ..marginals.privacy import maxent_l_diversity, maxent_l_diversity_relaxed
     from ..models.ldiversity import RecursiveCLDiversity
-    out = {"relaxed": {}}
+    out: dict[str, Any] = {"relaxed": {}}
     for alpha in RELAXATIONS:
         pruned = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=True))
         full = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=False))
@@ -132,7 +133,7 @@ def claims(out: dict) -> dict:
     if not tabs:
         return {}
     base = out["suppressed_kl"]
-    res = {"tables_poor": {"holds": all(t["kl"] >= 0.25 * base for t in tabs),
+    res: dict[str, Any] = {"tables_poor": {"holds": all(t["kl"] >= 0.25 * base for t in tabs),
                            "ours": "table KL / suppressed KL (we call >= 0.25 'of the order'): "
                                    + ", ".join(f"{t['label']} {t['kl'] / base:.2f}" for t in tabs)},
            "plus_better": {"holds": all(t["plus"]["kl"] <= 0.5 * t["kl"] for t in tabs),

@@ -15,6 +15,7 @@ computed from the counts by the rule it carries.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def age_domain_shift(run, rows_per_age: dict) -> dict[int, float]:
                           origin=ADULT_QIS["age"].get("origin", 0))
     per_age = {str(v): n for v, n in rows_per_age.items()}
     n = np.array([per_age[str(v)] for v in h.values], dtype=np.float64)
-    out = {}
+    out: dict[int, float] = {}
     for lvl in range(len(h.labels)):
         present = {lab: c for lab, c in zip(*np.unique(h.labels[lvl], return_counts=True))}
         domain = {lab: c for lab, c in zip(*np.unique(full.labels[lvl], return_counts=True))}
@@ -64,11 +65,12 @@ def age_domain_shift(run, rows_per_age: dict) -> dict[int, float]:
 
 def run(ctx: Context) -> dict:
     t0 = time.perf_counter()
-    out = {"params": list(paper.UTILITY_PARAMS), "models": list(MODELS), "t": T, "rows": {}, "results": {}}
+    out: dict[str, Any] = {"params": list(paper.UTILITY_PARAMS), "models": list(MODELS), "t": T, "rows": {},
+                           "results": {}}
     for data, tab in DATA.items():
         out["results"][data] = {}
         for qname, qis in paper.UTILITY_QIS.items():
-            cell = {"qi": list(qis), "baseline": None, "by_model": {}}
+            cell: dict[str, Any] = {"qi": list(qis), "baseline": None, "by_model": {}}
             with ctx.run(tab, qis, {"k": 2}, occupation_groups=True) as r:
                 out["rows"][data] = r.fs.rows
                 cell["baseline"] = baseline_metrics(r)
@@ -78,7 +80,7 @@ def run(ctx: Context) -> dict:
                 for model, make in MODELS.items():
                     series = []
                     for p in paper.UTILITY_PARAMS:
-                        entry = {"param": p}
+                        entry: dict[str, Any] = {"param": p}
                         try:
                             with_privacy(r, make(p))
                             t = time.perf_counter()
@@ -137,7 +139,7 @@ def claims(out: dict) -> dict:
     models = list(MODELS)
     k, ent, rec = models[0], models[1], models[2]
     every = tuple(out["params"])
-    res = {}
+    res: dict[str, Any] = {}
     same = total = 0
     for *_, a, b in _cases(out, out["results"], paper.UTILITY_QIS, every, ("height",), k, ent):
         if a is not None and b is not None:

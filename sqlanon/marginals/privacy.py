@@ -90,7 +90,7 @@ class MarginalPrivacy:
     `max_sensitive` marginals holding the sensitive attribute (Sec. 6, to bound the join)."""
 
     k: int = 1
-    diversity: Criterion | None = None
+    diversity: DistinctLDiversity | EntropyLDiversity | RecursiveCLDiversity | None = None
     max_sensitive: int = 3
     relaxation: float | None = None     # alpha: check relaxed maxent l-diversity (the criterion's l) instead
 
@@ -571,7 +571,7 @@ def prune_dominance(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Gr
     return Groups(g.attrs, g.keys[keep], g.vecs[keep])
 
 
-def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: MarginalCounts,
+def maxent_l_diversity_relaxed(coll: Collection, l: float, alpha: float, counts: MarginalCounts,
                                prune: bool = True) -> DiversityCheck:
     """Maxent l-diversity with relaxation `alpha` (Kifer & Gehrke, Sec. 6; see the module docstring): every
     non-sensitive combination of the reconstruction has >= l sensitive values whose indicator is 1 in
@@ -615,7 +615,7 @@ def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: M
                           f"at least {l} values within {alpha:g}^p of the most frequent, p = {len(vs)}")
 
 
-def relaxed_exact(coll: Collection, l: int, beta: float, counts: MarginalCounts) -> bool:
+def relaxed_exact(coll: Collection, l: float, beta: float, counts: MarginalCounts) -> bool:
     """The condition itself on the whole reconstruction (brute force): every non-sensitive cell with mass
     has >= l sensitive values with P*(s | t) >= beta max_s' P*(s' | t). The relaxed check's reference."""
     g = reconstructed_groups(coll, counts)

@@ -165,7 +165,7 @@ def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: 
             if c in RESERVED:
                 raise PolicyError(fieldname, f"column '{c}' has a name the bucketized tables use "
                                   f"({', '.join(RESERVED)}); rename it in a source query")
-    nulls = backend.fetchone("profile.sql", source=source, columns=qis + [sensitive], entity=None)
+    nulls = backend.fetchrow("profile.sql", source=source, columns=qis + [sensitive], entity=None)
     for c, n in zip(qis + [sensitive], nulls[1:]):
         if n:
             raise DataError(f"column '{c}' has {n} NULL value(s); a bucketized release needs every quasi-identifier "
@@ -223,7 +223,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                             temp=False)
         if private:
             backend.execute("anatomy_private.sql", name=tmp_name(names[2]), assigned=assigned, sensitive=sensitive)
-    released = int(backend.fetchone("count_rows.sql", relation=names[0])[0])
+    released = int(backend.fetchrow("count_rows.sql", relation=names[0])[0])
     for t in (assigned, f"{prefix}_groups", keep):
         if t:
             backend.execute("drop_relation.sql", name=t, kind="TABLE")

@@ -44,11 +44,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import PolicyError, UserError
+
+if TYPE_CHECKING:
+    from .invariants import Problem
 
 KINDS = ("given", "person", "persons", "rules")
 BOUND_KEYS = ("probability", "p", "count", "at_least", "at_most")
@@ -237,7 +241,7 @@ def _rules(raw, field: str) -> Rules:
     unknown = sorted(set(raw) - {"positive", "negative", "min_support", "attributes"})
     if unknown:
         raise PolicyError(f"{field}.{unknown[0]}", "unknown key; use positive, negative, min_support, attributes")
-    out = {}
+    out: dict = {}
     for key, default, low in (("positive", 0, 0), ("negative", 0, 0), ("min_support", 3, 1), ("attributes", None, 1)):
         v = raw.get(key, default)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
@@ -298,7 +302,7 @@ class System:
     Theorem 3 allows to drop.
     """
 
-    problem: object
+    problem: Problem
     cell_base: np.ndarray                 # index of the (b, q, s) cell of the problem
     cell_who: np.ndarray                  # -1, or the person group of the cell
     rows: sp.csr_matrix                   # (R, C) 0/1

@@ -340,7 +340,7 @@ def _solve(system: System, tolerance: float, relevant: str, max_iterations: int)
     # a knowledge row over no cell at all must allow 0 (e.g. P(s | Q_v) with no record of Q_v in the release)
     empty = touched & (np.diff(A.indptr) == 0)
     for r in np.flatnonzero(empty & (system.lo > _eps(system.lo))):
-        raise InfeasibleKnowledge(f"{system.describe_row(r)} concerns no published record that could hold it")
+        raise InfeasibleKnowledge(f"{system.describe_row(int(r))} concerns no published record that could hold it")
     rel_cell = rel_b[bucket]
     x = np.zeros(system.cells)
     closed = problem.closed_form()[system.cell_base]

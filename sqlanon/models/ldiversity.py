@@ -381,9 +381,9 @@ def refine_blocks(joint, attribute: int) -> tuple[np.ndarray, np.ndarray]:
     B, m_i = moved.shape[0], moved.shape[-1]
     flat = moved.reshape(B, -1, m_i)                   # (B, combos, m_i)
     block = np.repeat(np.arange(B), flat.shape[1])
-    flat = flat.reshape(-1, m_i)
-    present = flat.sum(axis=1) > 0
-    return flat[present], block[present]
+    rows = flat.reshape(-1, m_i)
+    present = rows.sum(axis=1) > 0
+    return rows[present], block[present]
 
 
 def multi_attribute_ok(joint, criteria: Sequence[Criterion] | Callable[[int], Criterion]) -> np.ndarray:

@@ -18,11 +18,13 @@ as None.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from .base import Criterion, SensitiveDomain
 from .ldiversity import RecursiveCLDiversity, block_entropy, distinct_values, recursive_c_star
+from .risk import TableCriterion
 from .tcloseness import TCloseness
 
 
@@ -31,10 +33,10 @@ def _finite(x: float):
 
 
 def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: dict[str, SensitiveDomain],
-                     criteria: list[Criterion] = ()) -> dict:
+                     criteria: Sequence[Criterion] = ()) -> dict:
     out: dict = {"k": int(sizes.min()) if len(sizes) else 0, "classes": int(len(sizes))}
     for c in criteria:     # table-level models (average risk, records at risk) report on the class sizes
-        if getattr(c, "table_level", False):
+        if isinstance(c, TableCriterion):
             out.update(c.value(sizes))
     names = list(domains)
     for name, mat in counts.items():
