@@ -36,6 +36,33 @@ def search_and_choose(connection_or_policy, policy=None, *, db=":memory:", progr
     `sqlanon.search_and_choose(policy)` opens its own DuckDB (`db`: a file, or in memory);
     `sqlanon.search_and_choose(con, policy)` works inside an existing DuckDB connection, whose tables the
     policy's source may name. Use the result in a `with` block (or call `close()`).
+
+    Args:
+        connection_or_policy: a DuckDB connection (then `policy` follows), or the policy itself.
+        policy: the policy (a dict, or the path of a YAML file) when the first argument is a connection.
+        db: the DuckDB file of a run without a connection (default: in memory).
+        progress: a `sqlanon.progress.Progress` to show the search's progress (default: none).
+
+    Returns:
+        The `Anonymization`, searched and with its node chosen (`run.chosen`).
+
+    Raises:
+        PolicyError, DataError: a bad policy, unusable data, or no node satisfies the policy.
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE patients AS SELECT * FROM (VALUES "
+    ...     "('13053', 28, 'Flu'), ('13068', 29, 'Cancer'), ('13068', 21, 'Flu'), "
+    ...     "('14850', 47, 'Cancer'), ('14853', 49, 'Flu'), ('14850', 55, 'Cancer')) v(zip, age, disease)")
+    >>> policy = {"source": {"table": "patients"},
+    ...           "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 5},
+    ...                                 "age": {"hierarchy": "intervals", "widths": [10, 20]}},
+    ...           "sensitive": ["disease"], "privacy": {"k": 3}, "release": {"name": "patients_release"}}
+    >>> with search_and_choose(con, policy) as run:
+    ...     print(run.lattice.size, "nodes;", [c.levels for c in run.candidates], "minimal")
+    ...     print("chosen:", run.chosen.levels, run.chosen.metrics["avg_class_size"])
+    24 nodes; [{'zip': 2, 'age': 2}] minimal
+    chosen: {'zip': 2, 'age': 2} 3.0
     """
     from .anonymizer import Anonymization
     if policy is None:

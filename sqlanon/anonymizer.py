@@ -61,6 +61,42 @@ def default_db(policy: Policy) -> Path | None:
 
 
 class Anonymization:
+    """One run of a policy over its source: the frequency set, the lattice, the search, the chosen node, the
+    release and its manifest. Use it in a `with` block (or call `close()`).
+
+    Args:
+        policy: a `Policy`, a policy as a dict, or the path of a policy YAML file.
+        db: the DuckDB file the release goes into (default: the source's database, or a file beside the
+            policy); ignored with `connection`.
+        connection: an open DuckDB connection whose tables the policy's source may name; the release is
+            written there too. `close()` closes it as well.
+        progress: a `sqlanon.progress.Progress` to show the search's progress (default: none).
+
+    Raises:
+        PolicyError, DataError: the policy or the data is unusable (the message names the field or column).
+
+    A table of six patients, made 3-anonymous by generalizing zip codes and ages:
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE patients AS SELECT * FROM (VALUES "
+    ...     "('13053', 28, 'Flu'), ('13068', 29, 'Cancer'), ('13068', 21, 'Flu'), "
+    ...     "('14850', 47, 'Cancer'), ('14853', 49, 'Flu'), ('14850', 55, 'Cancer')) v(zip, age, disease)")
+    >>> policy = {"source": {"table": "patients"},
+    ...           "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 5},
+    ...                                 "age": {"hierarchy": "intervals", "widths": [10, 20]}},
+    ...           "sensitive": ["disease"], "privacy": {"k": 3}, "release": {"name": "patients_release"}}
+    >>> with Anonymization(policy, connection=con) as run:
+    ...     _ = run.search()
+    ...     chosen = run.choose()
+    ...     outputs = run.materialize()
+    ...     released = con.execute("SELECT zip, age, count(*) FROM patients_release GROUP BY ALL ORDER BY ALL")
+    ...     print(released.fetchall())
+    [('130**', '[20, 40)', 3), ('148**', '[40, 60)', 3)]
+    >>> chosen.levels, chosen.metrics["discernibility"]
+    ({'zip': 2, 'age': 2}, 18.0)
+    """
+
     def __init__(self, policy: Policy | dict | str | Path, db: Path | str | None = None,
                  connection: duckdb.DuckDBPyConnection | None = None, progress=None):
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
@@ -148,6 +184,17 @@ class Anonymization:
         return chosen, chosen.result
 
     def evaluate(self, levels: dict[str, int]) -> NodeResult:
+        """One node of the lattice judged against the policy's privacy models (with suppression).
+
+        Args:
+            levels: the level of every quasi-identifier, e.g. ``{"zip": 2, "age": 1}``.
+
+        Returns:
+            The `NodeResult`: whether the node satisfies the policy, its classes and suppressed rows.
+
+        Raises:
+            PolicyError: a quasi-identifier without a level, or a level outside its hierarchy.
+        """
         missing = [q for q in self.lattice.names if q not in levels]
         if missing:
             raise PolicyError("node", f"no level given for quasi-identifier '{missing[0]}'")
@@ -189,6 +236,13 @@ class Anonymization:
 
         Where the metric is monotone that is the best minimal node; otherwise a branch and bound over
         the lattice (`sqlanon.optimum`). Ties: lower height, then smaller levels in policy order.
+        Searches first when `search` has not run.
+
+        Returns:
+            The chosen `Candidate` (also `self.chosen`): its levels, evaluation and metrics.
+
+        Raises:
+            DataError: no node satisfies the policy.
         """
         searched = self.searched()
         if not searched.minimal:
@@ -217,7 +271,14 @@ class Anonymization:
         return self.chosen
 
     def use_node(self, levels: dict[str, int]) -> Candidate:
-        """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node)."""
+        """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node).
+
+        Args:
+            levels: the level of every quasi-identifier.
+
+        Returns:
+            The chosen `Candidate`, whether or not it satisfies the policy (see its `result.satisfied`).
+        """
         result = self.evaluate(levels)
         self.optimum = None                  # the manifest says the node was given, not searched for
         self.chosen = Candidate(dict(levels), result, all_metrics(self.fs, result))
@@ -227,8 +288,19 @@ class Anonymization:
     # -- release ------------------------------------------------------------------------------
     def materialize(self, companions=(), force: bool = False) -> list[Output]:
         """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction),
-        with its catalog row holding the manifest. `force`: an existing export file may be overwritten even
-        when the catalog does not show this release wrote it (never the source, policy or a hierarchy)."""
+        with its catalog row holding the manifest. Chooses first when `choose` has not run.
+
+        Args:
+            companions: outputs released in the same transaction (`sqlanon.release.Companion`).
+            force: an existing export file may be overwritten even when the catalog does not show this
+                release wrote it (never the source, the policy or a hierarchy file).
+
+        Returns:
+            The outputs written (tables, views, export files), each with its row count.
+
+        Raises:
+            ReleaseRefused: a target exists and is not this release's own earlier output.
+        """
         _, chosen = self.chosen_result()
         t = time.perf_counter()
 
@@ -251,7 +323,14 @@ class Anonymization:
 
     def sql(self, dialect: str = "duckdb") -> str:
         """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
-        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it."""
+        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it.
+
+        Args:
+            dialect: a sqlglot dialect: duckdb, postgres, spark, trino, bigquery, snowflake...
+
+        Returns:
+            The statement's text.
+        """
         return select_sql(self.policy, self.fs, self.chosen_result()[1], dialect=dialect)
 
     def achieved(self, result: NodeResult) -> dict:
@@ -267,7 +346,12 @@ class Anonymization:
 
     def manifest(self) -> dict:
         """The release manifest: once released, exactly the JSON of its catalog row (sqlanon_releases),
-        unless outputs were added since (marginals released on their own): then rebuilt with them."""
+        unless outputs were added since (marginals released on their own): then rebuilt with them.
+
+        Returns:
+            The manifest as a dict: the policy, the chosen node, its metrics, the privacy achieved, the
+            hierarchies' digests, the outputs (docs/DESIGN.md section 3.3).
+        """
         if self._manifest is not None and self._manifest["outputs"] == [o.as_dict() for o in self.outputs]:
             return copy.deepcopy(self._manifest)
         return self._build_manifest()

@@ -75,12 +75,12 @@ class NodeResult:
         return self.counts.sizes[self.ok] if self.suppressed_rows else self.counts.sizes
 
 
-
 def _all_decided(out: list[bool | None]) -> list[bool]:
     """Every node's verdict, once each has one."""
     if any(v is None for v in out):
         raise RuntimeError("a node was left undecided")        # a bug, not a user error
     return [bool(v) for v in out]
+
 
 class NodeChecker:
     def __init__(self, fs: FrequencySet, criteria: list[Criterion], max_suppression: float = 0.0):

@@ -179,7 +179,26 @@ def criteria_from_policy(privacy: dict | pm.Privacy | None, domains: dict[str, S
     beta-likeness, delta-disclosure, k-map, delta-presence, average risk, records at risk.
     ``max_suppression`` is validated but is not a criterion (the engine applies it).
 
-    Raises `PolicyError(field, message)` naming the field, e.g. ``privacy.l_diversity.l``.
+    Args:
+        privacy: the policy's ``privacy:`` mapping (or its validated model).
+        domains: sensitive attribute -> its `SensitiveDomain`, in policy order.
+
+    Returns:
+        The criteria, in the order above.
+
+    Raises:
+        PolicyError: naming the field, e.g. ``privacy.l_diversity.l``.
+
+    >>> disease = SensitiveDomain("disease", ("Cancer", "Flu", "HIV"))
+    >>> criteria = criteria_from_policy({"k": 3, "l_diversity": {"variant": "distinct", "l": 2}},
+    ...                                 {"disease": disease})
+    >>> [c.describe() for c in criteria]
+    ['3-anonymity', 'distinct 2-diversity']
+    >>> criteria_from_policy({"k": 3, "l_diversity": {"variant": "distinct", "l": 4}},
+    ...                      {"disease": disease})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.PolicyError: policy field 'privacy.l_diversity.l': l = 4 but ... has only 3 distinct values, ...
     """
     p = privacy_model(privacy)
     out: list[Criterion] = []
