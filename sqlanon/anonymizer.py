@@ -77,15 +77,8 @@ class Anonymization:
 
     A table of six patients, made 3-anonymous by generalizing zip codes and ages:
 
-    >>> import duckdb
-    >>> con = duckdb.connect()
-    >>> _ = con.execute("CREATE TABLE patients AS SELECT * FROM (VALUES "
-    ...     "('13053', 28, 'Flu'), ('13068', 29, 'Cancer'), ('13068', 21, 'Flu'), "
-    ...     "('14850', 47, 'Cancer'), ('14853', 49, 'Flu'), ('14850', 55, 'Cancer')) v(zip, age, disease)")
-    >>> policy = {"source": {"table": "patients"},
-    ...           "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 5},
-    ...                                 "age": {"hierarchy": "intervals", "widths": [10, 20]}},
-    ...           "sensitive": ["disease"], "privacy": {"k": 3}, "release": {"name": "patients_release"}}
+    >>> from sqlanon.examples import PATIENTS_POLICY as policy, patients_connection
+    >>> con = patients_connection()       # the table `patients` of six rows (zip, age, disease)
     >>> with Anonymization(policy, connection=con) as run:
     ...     _ = run.search()
     ...     chosen = run.choose()

@@ -218,16 +218,9 @@ def all_metrics(fs: FrequencySet, result: NodeResult, with_kl: bool = True) -> d
     Returns:
         metric -> value, in the order of `METRICS`.
 
-    >>> import duckdb, sqlanon
-    >>> con = duckdb.connect()
-    >>> _ = con.execute("CREATE TABLE patients AS SELECT * FROM (VALUES "
-    ...     "('13053', 28, 'Flu'), ('13068', 29, 'Cancer'), ('13068', 21, 'Flu'), "
-    ...     "('14850', 47, 'Cancer'), ('14853', 49, 'Flu'), ('14850', 55, 'Cancer')) v(zip, age, disease)")
-    >>> policy = {"source": {"table": "patients"},
-    ...           "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 5},
-    ...                                 "age": {"hierarchy": "intervals", "widths": [10, 20]}},
-    ...           "sensitive": ["disease"], "privacy": {"k": 3}}
-    >>> with sqlanon.Anonymization(policy, connection=con) as run:
+    >>> from sqlanon.anonymizer import Anonymization
+    >>> from sqlanon.examples import PATIENTS_POLICY, patients_connection
+    >>> with Anonymization(PATIENTS_POLICY, connection=patients_connection()) as run:
     ...     metrics = all_metrics(run.fs, run.evaluate({"zip": 2, "age": 2}))
     >>> metrics["height"], metrics["avg_class_size"], metrics["discernibility"]   # two classes of 3
     (4, 3.0, 18.0)

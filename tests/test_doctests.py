@@ -14,6 +14,7 @@ MODULES = [
     "sqlanon",
     "sqlanon.anonymizer",
     "sqlanon.errors",
+    "sqlanon.examples",
     "sqlanon.lattice",
     "sqlanon.metrics",
     "sqlanon.hierarchy",
