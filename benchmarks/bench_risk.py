@@ -32,7 +32,7 @@ from bench_search import machine, write_results
 
 
 def sqlanon_risk(policy: Path) -> tuple[float, float, dict]:
-    from sqlanon.risk.cli import risk_of
+    from sqlanon.cli.risk import risk_of
     t, c = time.perf_counter(), time.process_time()
     report = risk_of(str(policy), sampling_fraction=0.01)
     return time.perf_counter() - t, time.process_time() - c, report

@@ -23,22 +23,22 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from . import __version__
 from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
 from .frequency import PREFIX, FrequencySet
+from .heuristic import heuristic_search
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
-from .heuristic import heuristic_search
-from .optimum import Optimum, Scorer, find_optimum
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
+from .optimum import Optimum, Scorer, find_optimum
 from .policy import Policy, load_policy
 from .progress import Quiet
 from .release import Output, materialize, select_sql
 from .search import find_minimal
+from .version import __version__
 
 
 @dataclass
@@ -61,6 +61,35 @@ def default_db(policy: Policy) -> Path | None:
 
 
 class Anonymization:
+    """One run of a policy over its source: the frequency set, the lattice, the search, the chosen node, the
+    release and its manifest. Use it in a `with` block (or call `close()`).
+
+    Args:
+        policy: a `Policy`, a policy as a dict, or the path of a policy YAML file.
+        db: the DuckDB file the release goes into (default: the source's database, or a file beside the
+            policy); ignored with `connection`.
+        connection: an open DuckDB connection whose tables the policy's source may name; the release is
+            written there too. `close()` closes it as well.
+        progress: a `sqlanon.progress.Progress` to show the search's progress (default: none).
+
+    Raises:
+        PolicyError, DataError: the policy or the data is unusable (the message names the field or column).
+
+    A table of six patients, made 3-anonymous by generalizing zip codes and ages:
+
+    >>> from sqlanon.examples import PATIENTS_POLICY as policy, patients_connection
+    >>> con = patients_connection()       # the table `patients` of six rows (zip, age, disease)
+    >>> with Anonymization(policy, connection=con) as run:
+    ...     _ = run.search()
+    ...     chosen = run.choose()
+    ...     outputs = run.materialize()
+    ...     released = con.execute("SELECT zip, age, count(*) FROM patients_release GROUP BY ALL ORDER BY ALL")
+    ...     print(released.fetchall())
+    [('130**', '[20, 40)', 3), ('148**', '[40, 60)', 3)]
+    >>> chosen.levels, chosen.metrics["discernibility"]
+    ({'zip': 2, 'age': 2}, 18.0)
+    """
+
     def __init__(self, policy: Policy | dict | str | Path, db: Path | str | None = None,
                  connection: duckdb.DuckDBPyConnection | None = None, progress=None):
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
@@ -99,13 +128,13 @@ class Anonymization:
         self.fs = FrequencySet(self.backend, self.source, self.policy, PREFIX if own_connection else None).build()
         self.criteria = criteria_from_policy(self.policy.privacy_model or self.policy.privacy,
                                              {s.name: s.domain for s in self.fs.sensitives})
-        k = next((getattr(c, "k") for c in self.criteria if hasattr(c, "k")), None)
+        k = next((c.k for c in self.criteria if hasattr(c, "k")), None)
         if k is not None and k > self.fs.rows:
             unit = "distinct persons (entity_key)" if self.policy.entity_key else "rows"
             raise PolicyError("privacy.k", f"k = {k} is larger than the table ({self.fs.rows} {unit}); no release "
                               "can be k-anonymous: lower k")
 
-    def __enter__(self) -> "Anonymization":
+    def __enter__(self) -> Anonymization:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -139,7 +168,29 @@ class Anonymization:
         self.timings["search"] = time.perf_counter() - t
         return self.result
 
+    def searched(self) -> SearchResult:
+        """The search's result, searching first when `search` has not run."""
+        return self.result if self.result is not None else self.search()
+
+    def chosen_result(self) -> tuple[Candidate, NodeResult]:
+        """The chosen node and its evaluation, choosing first when neither `choose` nor `use_node` ran."""
+        chosen = self.chosen if self.chosen is not None else self.choose()
+        if chosen.result is None:       # choose() and use_node() always evaluate their node
+            raise RuntimeError("the chosen node has no evaluation")     # a bug, not a user error
+        return chosen, chosen.result
+
     def evaluate(self, levels: dict[str, int]) -> NodeResult:
+        """One node of the lattice judged against the policy's privacy models (with suppression).
+
+        Args:
+            levels: the level of every quasi-identifier, e.g. ``{"zip": 2, "age": 1}``.
+
+        Returns:
+            The `NodeResult`: whether the node satisfies the policy, its classes and suppressed rows.
+
+        Raises:
+            PolicyError: a quasi-identifier without a level, or a level outside its hierarchy.
+        """
         missing = [q for q in self.lattice.names if q not in levels]
         if missing:
             raise PolicyError("node", f"no level given for quasi-identifier '{missing[0]}'")
@@ -159,16 +210,16 @@ class Anonymization:
         Returns:
             The minimal nodes as `Candidate`s, lowest height first (also kept in `self.candidates`).
         """
-        if self.result is None:
-            self.search()
+        searched = self.searched()
         t = time.perf_counter()
         self.candidates = []
         if metrics == "policy":
             metric = self.policy.utility
-            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(self.result.minimal))
-            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]}) for n in self.result.minimal]
+            scores = Scorer(metric, self.fs, self.checker, self.lattice).score(list(searched.minimal))
+            self.candidates = [Candidate(self.lattice.levels(n), None, {metric: scores[n]})
+                               for n in searched.minimal]
         else:
-            for node in self.result.minimal:
+            for node in searched.minimal:
                 levels = self.lattice.levels(node)
                 res = self.checker.evaluate(levels, known_satisfying=True)
                 self.candidates.append(Candidate(levels, res, all_metrics(self.fs, res)))
@@ -181,34 +232,49 @@ class Anonymization:
 
         Where the metric is monotone that is the best minimal node; otherwise a branch and bound over
         the lattice (`sqlanon.optimum`). Ties: lower height, then smaller levels in policy order.
+        Searches first when `search` has not run.
+
+        Returns:
+            The chosen `Candidate` (also `self.chosen`): its levels, evaluation and metrics.
+
+        Raises:
+            DataError: no node satisfies the policy.
         """
-        if self.result is None:
-            self.search()
-        if not self.result.minimal:
-            if any(p.get("phase") == "heuristic" for p in self.result.per_level):
-                raise DataError(f"the heuristic search found no satisfying node in {self.policy.search.time_limit_s:g} s "
+        searched = self.searched()
+        if not searched.minimal:
+            if any(p.get("phase") == "heuristic" for p in searched.per_level):
+                limit = self.policy.search.time_limit_s
+                raise DataError(f"the heuristic search found no satisfying node in {limit:g} s "
                                 f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
                                 "the privacy models")
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models or allow suppression (privacy.max_suppression)")
         t = time.perf_counter()
         if self.optimum is None:
-            self.optimum = find_optimum(self.lattice, self.checker, self.result, self.policy.utility, self.progress)
+            self.optimum = find_optimum(self.lattice, self.checker, searched, self.policy.utility, self.progress)
             self.progress.done()
-        levels = self.lattice.levels(self.optimum.node)
+        optimum = self.optimum
+        levels = self.lattice.levels(optimum.node)
         result = self.checker.evaluate(levels, known_satisfying=True)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         if not self.candidates:
             metric = self.policy.utility
             self.candidates = [Candidate(self.lattice.levels(n), None,
-                                         {metric: self.optimum.scores[n]} if n in self.optimum.scores else {})
-                               for n in self.result.minimal]
+                                         {metric: optimum.scores[n]} if n in optimum.scores else {})
+                               for n in searched.minimal]
             self.scored = "search"
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 
     def use_node(self, levels: dict[str, int]) -> Candidate:
-        """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node)."""
+        """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node).
+
+        Args:
+            levels: the level of every quasi-identifier.
+
+        Returns:
+            The chosen `Candidate`, whether or not it satisfies the policy (see its `result.satisfied`).
+        """
         result = self.evaluate(levels)
         self.optimum = None                  # the manifest says the node was given, not searched for
         self.chosen = Candidate(dict(levels), result, all_metrics(self.fs, result))
@@ -218,10 +284,20 @@ class Anonymization:
     # -- release ------------------------------------------------------------------------------
     def materialize(self, companions=(), force: bool = False) -> list[Output]:
         """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction),
-        with its catalog row holding the manifest. `force`: an existing export file may be overwritten even
-        when the catalog does not show this release wrote it (never the source, policy or a hierarchy)."""
-        if self.chosen is None:
-            self.choose()
+        with its catalog row holding the manifest. Chooses first when `choose` has not run.
+
+        Args:
+            companions: outputs released in the same transaction (`sqlanon.release.Companion`).
+            force: an existing export file may be overwritten even when the catalog does not show this
+                release wrote it (never the source, the policy or a hierarchy file).
+
+        Returns:
+            The outputs written (tables, views, export files), each with its row count.
+
+        Raises:
+            ReleaseRefused: a target exists and is not this release's own earlier output.
+        """
+        _, chosen = self.chosen_result()
         t = time.perf_counter()
 
         def manifest(outputs: list[Output]) -> dict:
@@ -232,7 +308,7 @@ class Anonymization:
 
         self._manifest = None
         try:
-            self.outputs = materialize(self.policy, self.fs, self.chosen.result, list(companions),
+            self.outputs = materialize(self.policy, self.fs, chosen, list(companions),
                                        manifest=manifest, release_id=self.release_id, force=force)
         except BaseException:
             self.outputs, self._manifest = [], None
@@ -243,10 +319,15 @@ class Anonymization:
 
     def sql(self, dialect: str = "duckdb") -> str:
         """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
-        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it."""
-        if self.chosen is None:
-            self.choose()
-        return select_sql(self.policy, self.fs, self.chosen.result, dialect=dialect)
+        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it.
+
+        Args:
+            dialect: a sqlglot dialect: duckdb, postgres, spark, trino, bigquery, snowflake...
+
+        Returns:
+            The statement's text.
+        """
+        return select_sql(self.policy, self.fs, self.chosen_result()[1], dialect=dialect)
 
     def achieved(self, result: NodeResult) -> dict:
         """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile."""
@@ -261,7 +342,12 @@ class Anonymization:
 
     def manifest(self) -> dict:
         """The release manifest: once released, exactly the JSON of its catalog row (sqlanon_releases),
-        unless outputs were added since (marginals released on their own): then rebuilt with them."""
+        unless outputs were added since (marginals released on their own): then rebuilt with them.
+
+        Returns:
+            The manifest as a dict: the policy, the chosen node, its metrics, the privacy achieved, the
+            hierarchies' digests, the outputs (docs/DESIGN.md section 3.3).
+        """
         if self._manifest is not None and self._manifest["outputs"] == [o.as_dict() for o in self.outputs]:
             return copy.deepcopy(self._manifest)
         return self._build_manifest()
@@ -277,6 +363,7 @@ class Anonymization:
         """Write the manifest as JSON (to a temporary file renamed into place); default
         `default_manifest_path()`. Returns the path."""
         import json
+
         from .catalog import json_default
         path = Path(path) if path is not None else self.default_manifest_path()
         text = json.dumps(self.manifest(), indent=2, default=json_default)
@@ -290,9 +377,7 @@ class Anonymization:
         return path
 
     def _build_manifest(self) -> dict:
-        if self.chosen is None:
-            self.choose()
-        c = self.chosen
+        c, result = self.chosen_result()
         return {
             "sqlanon_version": __version__,
             "release_id": self.release_id,
@@ -306,9 +391,9 @@ class Anonymization:
                         "minimal": [m.as_dict() for m in self.candidates],
                         "minimal_metrics": self.scored or None},
             "search": self.optimum.as_dict() if self.optimum else {"method": "given node", "proven_optimal": None},
-            "chosen": {"levels": dict(c.levels), "classes": c.result.classes,
-                       "suppressed_rows": c.result.suppressed_rows, "metrics": dict(c.metrics)},
-            "privacy": self.achieved(c.result),
+            "chosen": {"levels": dict(c.levels), "classes": result.classes,
+                       "suppressed_rows": result.suppressed_rows, "metrics": dict(c.metrics)},
+            "privacy": self.achieved(result),
             "hierarchies": {q.name: {"source": q.hierarchy.source, "height": q.height,
                                      "sha256_16": q.hierarchy.digest()} for q in self.fs.qis},
             "release_sql_sha256": hashlib.sha256(self.sql().encode()).hexdigest(),

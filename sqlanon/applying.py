@@ -11,6 +11,9 @@ A manifest is checked before it is used (`check_manifest`): its policy must hash
 the catalog row of the run that wrote it (`release_id`; a manifest without one is compared with the
 newest release of its name). An edited manifest (k lowered, say) is refused with exit code 2: it would
 apply a transformation nobody released.
+
+The other readers of a manifest live here too: `view_status` (`sqlanon status`: the drift of a view
+release) and `report_from_manifest` (`sqlanon report MANIFEST`: the release report recomputed).
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ import json
 from pathlib import Path
 
 from . import files
-from .anonymizer import Anonymization
+from .anonymizer import Anonymization, Candidate
 from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
-from .errors import PolicyError, PrivacyNotMet
+from .errors import DataError, PolicyError, PrivacyNotMet
 from .hierarchy import spec_kind
+from .metrics import all_metrics
 from .policy import load_policy, source_with_table
+from .report import write_report
 
 
 def _read_manifest(path) -> dict:
@@ -127,12 +132,12 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
 
 def require_satisfied(run: Anonymization) -> None:
     """PrivacyNotMet (exit 3) unless the recorded node satisfies every privacy model on the new rows."""
-    chosen = run.chosen
-    if not chosen.result.satisfied:
-        failing = int((~chosen.result.ok).sum())
+    chosen, result = run.chosen_result()
+    if not result.satisfied:
+        failing = int((~result.ok).sum())
         raise PrivacyNotMet(
             f"the new rows do not satisfy the policy at {chosen.levels}: {failing} classes fail "
-            f"({chosen.result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
+            f"({result.suppressed_rows} rows, budget {run.checker.budget}); nothing was released")
 
 
 def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = None,
@@ -145,3 +150,148 @@ def apply_manifest(manifest_path, new_source: str, db=None, name: str | None = N
         run.close()
         raise
     return run
+
+
+def get_manifest(release: str | Path, backend=None) -> dict:
+    """The manifest of a release: a manifest file's path today. Later also a release name looked up in the
+    target database's release catalog through `backend` (one place to change)."""
+    path = Path(release)
+    if path.suffix.lower() == ".json" or path.exists() or backend is None:
+        return _read_manifest(path)
+    raise PolicyError("MANIFEST", f"{release} is not a manifest file; give the path of a manifest written by "
+                      "sqlanon anonymize --json")
+
+
+def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
+    """The drift of a view release against its manifest: its coverage now, and (when `renode`, default:
+    the policy's ``release.drift.renode``) whether a new search on the live source would choose another node."""
+    from .anonymizer import default_db
+    from .engine import open_backend
+    from .progress import Progress
+    from .views import coverage, drift_verdict
+    manifest = get_manifest(manifest_path)
+    views = [o for o in manifest.get("outputs", []) if o.get("kind") == "view"]
+    if not views:
+        raise PolicyError("MANIFEST.outputs", f"{manifest_path} records no view release; status measures view "
+                          "releases (release.materialize: view)")
+    name = views[0]["name"]
+    released = dict(manifest["chosen"]["levels"])
+    base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
+    policy = load_policy(manifest["policy"], base_dir=base_dir)
+    limits = policy.release.drift
+    db = db or manifest.get("database") or default_db(policy)
+    backend = open_backend(policy.source, db)
+    try:
+        source = backend.view_source(policy.source)
+        if source is None or backend.relation_kind(name) != "VIEW":
+            raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
+                              "release's database with --db")
+        maps = [(q, f"{name}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)]
+        cov = coverage(backend, name, source, maps)
+    finally:
+        backend.close()
+    found: dict | None = None
+    if limits["renode"] if renode is None else renode:
+        # a new search over the live source; values unknown to a hierarchy file stop it: that is drift too
+        # (the hierarchy needs those values before anything can be re-released)
+        try:
+            with Anonymization(policy, db=db, progress=Progress(enabled=False)) as run:
+                run.search()
+                found = {"levels": dict(run.choose().levels), "released": released}
+        except DataError as e:
+            found = {"levels": None, "released": released, "error": str(e)}
+    reasons = drift_verdict(cov, limits, found)
+    out = {"release": name, "manifest": str(manifest_path), "released_levels": released, **cov,
+           "limits": limits, "drifted": bool(reasons), "reasons": reasons}
+    if found is not None:
+        out["new_levels"] = found["levels"]
+        if found.get("error"):
+            out["renode_error"] = found["error"]
+    return out
+
+
+def _manifest_view_coverage(manifest_path, db) -> dict | None:
+    """The same for a manifest's view release, read in the release's database (None for a table release)."""
+    try:
+        return view_status(manifest_path, db=db, renode=False)
+    except (PolicyError, DataError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# from a manifest
+
+def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
+    if db is not None:
+        path = Path(db)
+    elif manifest.get("database"):
+        path = Path(manifest["database"])
+        if not path.is_absolute() and not path.exists():
+            path = manifest_path.resolve().parent / path    # written relative to where sqlanon ran
+    else:
+        return None
+    if not path.exists():
+        raise DataError(f"database {path} (the manifest's release database, holding the source table) does not "
+                        "exist; give --db")
+    return path.resolve()
+
+
+def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymization, dict, list[str]]:
+    """The manifest's policy and hierarchies on the data as it is now, searched, with the manifest's node
+    chosen; and warnings where the data or hierarchies differ from what the manifest recorded.
+
+    The source is only read: a DuckDB table source is attached read-only into an in-memory database
+    (the manifest's `database` when the policy names none), files through DuckDB's readers.
+    """
+    manifest_path = Path(manifest_path)
+    manifest = _read_manifest(manifest_path)
+    raw = copy.deepcopy(manifest["policy"])
+    base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
+    source = dict(raw.get("source") or {})
+    if source.get("engine", "duckdb") == "duckdb" and "table" in source and not any(
+            k in source for k in ("database", "csv", "parquet", "query")):
+        database = _database_for(manifest, manifest_path, db)
+        if database is not None:
+            source["database"] = str(database)
+            raw["source"] = source
+    levels = manifest["chosen"].get("levels")
+    if not isinstance(levels, dict):
+        raise PolicyError("MANIFEST.chosen.levels", f"missing from {manifest_path}")
+    run = Anonymization(load_policy(raw, base_dir=base_dir), db=":memory:", progress=progress)
+    try:
+        warnings = []
+        for q in run.fs.qis:
+            recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
+            if recorded and recorded != q.hierarchy.digest():
+                warnings.append(f"the hierarchy of {q.name} ({q.hierarchy.source}) differs from the one the manifest "
+                                "recorded: this report describes the hierarchy as it is now")
+        recorded_rows = (manifest.get("source") or {}).get("rows")
+        if recorded_rows is not None and recorded_rows != run.fs.rows:
+            warnings.append("the source's size differs from the one the manifest recorded: this report describes "
+                            "the data as it is now")
+        run.search()
+        run.progress.done()
+        run.score_minimal()
+        node = run.evaluate(levels)      # checks the levels against the lattice (one line, exit 2, if bad)
+        match = [c for c in run.candidates if c.levels == {q: levels[q] for q in run.lattice.names}]
+        run.chosen = match[0] if match else Candidate(dict(node.levels), node, all_metrics(run.fs, node))
+    except BaseException:
+        run.close()
+        raise
+    return run, manifest, warnings
+
+
+def report_from_manifest(manifest_path, out=None, external: bool = False, db=None, progress=None,
+                         **options) -> Path:
+    """`sqlanon report MANIFEST`: recompute the release's report from its manifest and write it.
+
+    `out` defaults to the manifest's name with .html (.external.html for an external report).
+    """
+    manifest_path = Path(manifest_path)
+    if out is None:
+        out = manifest_path.with_suffix(".external.html" if external else ".html")
+    view = _manifest_view_coverage(manifest_path, db)    # before the run attaches the database read-only
+    run, _, warnings = open_manifest_run(manifest_path, db, progress)
+    with run:
+        return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
+                            view=view, **options)

@@ -271,7 +271,7 @@ def _labeler(run, levels: dict[str, int]):
         h = run.fs.qi(name).hierarchy
         codes = h.codes()[lvl]
         labels = h.labels[lvl]
-        m = {}
+        m: dict[int, str] = {}
         for c, lab in zip(codes.tolist(), labels):
             m.setdefault(c, lab)
         maps.append((name, m))
@@ -358,13 +358,13 @@ def resolve_groups(domain, groups=None, level: int = 1) -> tuple[np.ndarray, lis
         if missing:
             raise DataError(f"groups: value(s) {', '.join(map(repr, missing[:5]))} of '{domain.name}' have no group")
         names: list[str] = []
-        codes = []
+        group_codes: list[int] = []
         for v in domain.values:
             g = str(groups[v] if v in groups else groups[str(v)])
             if g not in names:
                 names.append(g)
-            codes.append(names.index(g))
-        return np.asarray(codes, dtype=np.int64), names
+            group_codes.append(names.index(g))
+        return np.asarray(group_codes, dtype=np.int64), names
     codes = np.asarray(groups, dtype=np.int64).reshape(-1)
     if len(codes) != domain.size:
         raise ValueError(f"groups gives {len(codes)} codes for {domain.size} values of '{domain.name}'")

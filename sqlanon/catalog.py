@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +132,7 @@ class Catalog:
         return json.loads(row[0]) if row and row[0] else None
 
     def record(self, release: str, targets: list[Target], *, release_id: str, policy_sha256: str | None = None,
-               node: dict | None = None, manifest: dict | None = None, dropped: list[str] = ()) -> int:
+               node: dict | None = None, manifest: dict | None = None, dropped: Sequence[str] = ()) -> int:
         """Append the rows of one write (inside the caller's transaction); returns its seq. The manifest goes
         on the release's own row (the first target of kind table/view)."""
         self.b.execute("catalog_create.sql", name=CATALOG, columns=COLUMNS)
@@ -153,12 +154,16 @@ class Catalog:
 
 
 def json_default(o):
-    """JSON for what manifests hold besides plain values: numpy numbers, paths."""
+    """JSON for what manifests and reports hold besides plain values: numpy numbers and arrays, paths."""
     import numpy as np
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
         return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
     if isinstance(o, Path):
         return str(o)
     raise TypeError(type(o).__name__)
@@ -203,7 +208,7 @@ def _current_schema(backend) -> str | None:
     try:
         if backend.engine == "spark":
             return backend.spark.catalog.currentDatabase()
-        return backend.fetchone("current_schema.sql")[0]
+        return backend.fetchrow("current_schema.sql")[0]
     except Exception:
         return None
 
@@ -213,14 +218,14 @@ def _where(backend) -> str:
 
 
 def check_targets(backend, policy, release: str, targets: list[Target], replace: bool = True,
-                  catalog: Catalog | None = None, sources: list[str] = ()) -> None:
+                  catalog: Catalog | None = None, sources: Sequence[str] = ()) -> None:
     """Refuse (ReleaseRefused) before anything is written when a relation target is the source (the policy's,
     or one of `sources`: relations the run reads), or exists and is not this release's own earlier output
     per the catalog, or exists and `replace` is false."""
     cat = catalog or Catalog(backend)
     owned = cat.current()
-    sources = (source_relations(policy, backend) if policy is not None else []) + [(None, s) for s in sources if s]
-    schema = _current_schema(backend) if sources else None
+    read = (source_relations(policy, backend) if policy is not None else []) + [(None, s) for s in sources if s]
+    schema = _current_schema(backend) if read else None
     for t in targets:
         if t.kind == "export":
             continue
@@ -229,7 +234,7 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
                                  f"{CATALOG} are reserved; choose another release.name")
         parts = _parts(t.name)
         t_schema, t_name = (parts[-2] if len(parts) > 1 else None), parts[-1]
-        for s_schema, s_name in sources:
+        for s_schema, s_name in read:
             a, b = s_schema or schema, t_schema or schema       # no schema: the current one
             if cat.key(s_name) == cat.key(t_name) and (a is None or b is None or cat.key(a) == cat.key(b)):
                 raise ReleaseRefused(f"refusing to write {t.kind} {t.name}: it is a source this run reads "
@@ -313,8 +318,8 @@ def release_name(manifest: dict) -> str | None:
     for o in manifest.get("outputs") or []:
         if isinstance(o, dict) and o.get("kind") in ("table", "view"):
             return o.get("name")
-    policy = manifest.get("policy") if isinstance(manifest.get("policy"), dict) else {}
-    release = policy.get("release")
+    policy = manifest.get("policy")
+    release = policy.get("release") if isinstance(policy, dict) else None
     if isinstance(release, dict) and release.get("name"):
         return release["name"]
     src = manifest.get("source")

@@ -21,7 +21,8 @@ from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
 from .models.ldiversity import DistinctLDiversity
-from .models.risk import enforce_table_criteria
+from .models.risk import TableCriterion, enforce_table_criteria
+from .rollup import counts_source
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
@@ -47,14 +48,14 @@ class NodeStats:
     suppressed: int = 0
 
     @staticmethod
-    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> "NodeStats":
+    def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> NodeStats:
         sizes = np.asarray(sizes, dtype=np.int64)
         sq = sizes.astype(np.float64) ** 2
-        base = dict(sum_sq=float(sq.sum()), min_size=int(sizes.min()) if len(sizes) else 0, classes=len(sizes))
+        sum_sq, min_size, classes = float(sq.sum()), int(sizes.min()) if len(sizes) else 0, len(sizes)
         if ok is None or satisfied is None:
-            return NodeStats(**base)
-        return NodeStats(**base, satisfied=satisfied, kept_rows=int(sizes[ok].sum()), kept_classes=int(ok.sum()),
-                         kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
+            return NodeStats(sum_sq, min_size, classes)
+        return NodeStats(sum_sq, min_size, classes, satisfied=satisfied, kept_rows=int(sizes[ok].sum()),
+                         kept_classes=int(ok.sum()), kept_sum_sq=float(sq[ok].sum()), suppressed=int(sizes[~ok].sum()))
 
 
 @dataclass
@@ -74,6 +75,13 @@ class NodeResult:
         return self.counts.sizes[self.ok] if self.suppressed_rows else self.counts.sizes
 
 
+def _all_decided(out: list[bool | None]) -> list[bool]:
+    """Every node's verdict, once each has one."""
+    if any(v is None for v in out):
+        raise RuntimeError("a node was left undecided")        # a bug, not a user error
+    return [bool(v) for v in out]
+
+
 class NodeChecker:
     def __init__(self, fs: FrequencySet, criteria: list[Criterion], max_suppression: float = 0.0):
         self.fs = fs
@@ -81,8 +89,9 @@ class NodeChecker:
         self.max_suppression = float(max_suppression)
         self.budget = int(math.floor(self.max_suppression * fs.rows + 1e-9))
         first = fs.sensitives[0].name if fs.sensitives else None
-        self.attribute = {id(c): (c.sensitive or first) for c in self.criteria}
-        self.needed = []
+        # the sensitive attribute each model judges (a model without one judges the first); none without any
+        self.attribute: dict[int, str] = {id(c): a for c in self.criteria if (a := c.sensitive or first) is not None}
+        self.needed: list[str] = []
         for c in self.criteria:
             if c.needs_sensitive and not getattr(c, "multi_attribute", False):
                 a = self.attribute[id(c)]
@@ -90,7 +99,7 @@ class NodeChecker:
                     self.needed.append(a)
         # models of the whole release's class sizes (average risk, records at risk): applied after the
         # per-block models, they may suppress further classes (`sqlanon.models.risk`)
-        self.table_criteria = [c for c in self.criteria if getattr(c, "table_level", False)]
+        self.table_criteria = [c for c in self.criteria if isinstance(c, TableCriterion)]
         # models judged against a population table's classes at the node (k-map): need block codes
         self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
@@ -145,7 +154,7 @@ class NodeChecker:
                 out[a] = max(out.get(a, 1), d)
         return out
 
-    def monotone_part(self) -> "NodeChecker":
+    def monotone_part(self) -> NodeChecker:
         """A necessary, monotone condition: blocks of at least `min_block_size` rows and `min_distinct` values,
         with the same suppression budget.
 
@@ -184,12 +193,13 @@ class NodeChecker:
         1. Block sizes (one GROUP BY per node, no per-value counts), and for k-anonymity and distinct
            l-diversity alone the distinct-value counts too, which decide those exactly; for the other models
            the size bound (`min_block_size`) is a necessary condition: a node whose too-small blocks hold
-           more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already checked the bounds).
+           more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already
+           checked the bounds).
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
         """
         if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
-            return [self.evaluate(levels).satisfied for levels in nodes]
+            return [bool(self.evaluate(levels).satisfied) for levels in nodes]
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
@@ -206,7 +216,7 @@ class NodeChecker:
             survivors = []
             for i in range(0, len(todo), batch):
                 chunk = todo[i:i + batch]
-                for idx, counts in zip(chunk, self.fs.counts_source().batch_counts([nodes[j] for j in chunk],
+                for idx, counts in zip(chunk, counts_source(self.fs).batch_counts([nodes[j] for j in chunk],
                                                                    distinct=list(min_distinct))):
                     below = counts.sizes < min_size
                     for attribute, l in min_distinct.items():
@@ -224,14 +234,14 @@ class NodeChecker:
                         survivors.append(idx)
             todo = survivors
         if not todo:
-            return out
+            return _all_decided(out)
         # a node's sparse counts have at most as many rows as the wide frequency set
         per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
         for i in range(0, len(todo), per_statement):
             chunk = todo[i:i + per_statement]
             for idx, result in zip(chunk, self._judge_sparse_many([nodes[j] for j in chunk])):
                 out[idx] = result.satisfied
-        return out
+        return _all_decided(out)
 
     @property
     def has_multi_attribute(self) -> bool:
@@ -239,7 +249,7 @@ class NodeChecker:
 
     def _judge_sparse_many(self, nodes: list[dict[str, int]]) -> list[NodeResult]:
         """Nodes judged from their sparse sensitive counts, fetched in one statement per needed attribute."""
-        source = self.fs.counts_source()
+        source = counts_source(self.fs)
         sparse = {a: source.sparse_counts(nodes, a) for a in self.needed}
         sizes = self.fs.ordered_sizes(nodes) if self.fs.entity else None
         out = []

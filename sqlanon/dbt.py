@@ -210,7 +210,7 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
         macros_dir / MACRO_FILE: macro_text(),
     }
     marker = _read_marker(project)
-    for path, text in files.items():
+    for path in files:
         key = path.relative_to(project).as_posix()
         if not path.exists():
             continue

@@ -5,8 +5,17 @@ PostgreSQL, Spark). This module is the short import path the rest of sqlanon use
 """
 from __future__ import annotations
 
-from .engines import (ENGINES, MEMORY, SOURCE_VIEW, Backend, DuckDBBackend, attach_source, connect, open_backend,
-                      wrap_connection)
+from .engines import (
+                      ENGINES,
+                      MEMORY,
+                      SOURCE_VIEW,
+                      Backend,
+                      DuckDBBackend,
+                      attach_source,
+                      connect,
+                      open_backend,
+                      wrap_connection,
+)
 
 __all__ = ["ENGINES", "MEMORY", "SOURCE_VIEW", "Backend", "DuckDBBackend", "attach_source", "connect",
            "open_backend", "wrap_connection"]

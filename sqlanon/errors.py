@@ -7,7 +7,14 @@ privacy requirement that is not met (`PrivacyNotMet`).
 
 
 class SqlanonError(Exception):
-    """The root of sqlanon's errors. `exit_code` is what the CLI exits with after printing `str(err)`."""
+    """The root of sqlanon's errors. `exit_code` is what the CLI exits with after printing `str(err)`.
+
+    >>> try:
+    ...     raise PolicyError("privacy.k", "must be a positive integer; got 0")
+    ... except SqlanonError as e:
+    ...     print(e, "->", e.exit_code)
+    policy field 'privacy.k': must be a positive integer; got 0 -> 2
+    """
 
     exit_code = 1
 
@@ -22,6 +29,10 @@ class PolicyError(UserError):
     """A policy field is missing, malformed or impossible.
 
     `field` is the dotted path of the field (``privacy.l_diversity.l``) so the message can name it.
+
+    Args:
+        field: the dotted path of the field.
+        message: what is wrong with it and what to do, in one line.
     """
 
     def __init__(self, field: str, message: str):

@@ -112,4 +112,5 @@ def load_yaml(text: str, path: Path | str, field: str):
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise PolicyError(field, f"{path} is not valid YAML{where}: {getattr(e, 'problem', None) or str(e).splitlines()[0]}") from None
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise PolicyError(field, f"{path} is not valid YAML{where}: {problem}") from None

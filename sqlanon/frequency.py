@@ -16,7 +16,9 @@ spliced into a generated column name; user names appear only as quoted identifie
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -185,12 +187,12 @@ class FrequencySet:
         self.rows = 0
         self._cells_xlogx: float | None = None
         self._bottom_rows: int | None = None
-        self._counts_source = None
+        self._counts_source: Any = None     # rollup.counts_source caches its answer here
         self.rollup = True          # roll node counts up in memory when the frequency set is small
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
-    def build(self) -> "FrequencySet":
+    def build(self) -> FrequencySet:
         b, policy = self.backend, self.policy
         columns = dict(b.columns(self.source))
         entity = [policy.entity_key] if policy.entity_key else []
@@ -202,7 +204,7 @@ class FrequencySet:
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
         checked = list(policy.quasi_identifiers) + list(policy.sensitive) + entity
-        profile = b.fetchone("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
+        profile = b.fetchrow("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
         # with an entity key every count is of distinct persons (issue: a person's many rows are one)
         self.rows = int(profile[0])
         if self.rows == 0:
@@ -226,8 +228,8 @@ class FrequencySet:
                 uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
         self._check_covered(uncovered)
-        for i, (name, spec) in enumerate(policy.sensitive.items()):
-            self.sensitives.append(self._create_sensitive(i, name, spec, columns[name], values_of[name]))
+        for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
+            self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
         self._create_frequency_sets()
         totals = self.sensitive_totals()
         for s in self.sensitives:
@@ -262,10 +264,7 @@ class FrequencySet:
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:
         numeric = column_type.upper().startswith(NUMERIC_TYPES)
-        if numeric:
-            values = sorted(values, key=float)
-        else:
-            values = sorted(values)
+        values = sorted(values, key=float) if numeric else sorted(values)
         levels = None
         if spec is not None:
             table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
@@ -335,7 +334,7 @@ class FrequencySet:
             n = self.rolled_up().bottom.n.astype(np.float64)     # the bottom frequency set's cells, in memory
             self._cells_xlogx = float((n * np.log(n)).sum())
         if self._cells_xlogx is None:
-            self._cells_xlogx = float(self.backend.fetchone("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
+            self._cells_xlogx = float(self.backend.fetchrow("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
                                                             sensitives=self.sensitives, entity=self.entity)[0] or 0.0)
         return self._cells_xlogx
 
@@ -350,7 +349,7 @@ class FrequencySet:
                 return q
         raise KeyError(name)
 
-    def node_counts(self, levels: dict[str, int], sensitive: list[str] = (), refine: list[str] = (),
+    def node_counts(self, levels: dict[str, int], sensitive: Sequence[str] = (), refine: Sequence[str] = (),
                     source_table: str | None = None) -> NodeCounts:
         """Roll the frequency set up to a node and fetch per-block counts.
 
@@ -366,8 +365,8 @@ class FrequencySet:
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table, block_cols=block_cols + refine_cols,
-                                       pivots=pivots, entity=self.entity)
+        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table,
+                                       block_cols=block_cols + refine_cols, pivots=pivots, entity=self.entity)
         key_cols = block_cols + refine_cols
         codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
                  if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))
@@ -377,7 +376,7 @@ class FrequencySet:
             sens[name] = np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64) for v in range(m)])
         return NodeCounts(codes, sizes, sens)
 
-    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: Sequence[str] = ()) -> list[NodeCounts]:
         """Block sizes of several nodes in one statement (a UNION ALL of their GROUP BYs), and the number of
         distinct values of the `distinct` attributes per block.
 
@@ -419,7 +418,7 @@ class FrequencySet:
     def bottom_rows(self) -> int:
         """Rows (cells) of the bottom frequency set."""
         if self._bottom_rows is None:
-            self._bottom_rows = int(self.backend.fetchone("count_rows.sql", relation=self.fs_table)[0])
+            self._bottom_rows = int(self.backend.fetchrow("count_rows.sql", relation=self.fs_table)[0])
         return self._bottom_rows
 
     def fetch_bottom(self) -> dict[str, np.ndarray]:
@@ -427,16 +426,7 @@ class FrequencySet:
         return self.backend.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
                                        fs=self.fs_table)
 
-    def counts_source(self):
-        """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
-        from cached finer results when the frequency set is small (`sqlanon.rollup`), else this object (one
-        GROUP BY per node in the database)."""
-        if self._counts_source is None:
-            from .rollup import RollupCounts
-            self._counts_source = (RollupCounts.open(self) if self.rollup else None) or self
-        return self._counts_source
-
-    def rolled_up(self):
+    def rolled_up(self) -> Any:
         """The `sqlanon.rollup.RollupCounts` answering node counts in memory, if the search opened one."""
         source = self._counts_source
         return source if source is not None and source is not self else None

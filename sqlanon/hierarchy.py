@@ -40,6 +40,10 @@ class HierarchyTable:
 
     values:  the base values as strings (what `CAST(column AS VARCHAR)` gives in the database);
     labels:  list of levels, each a list of labels aligned with `values` (labels[0] == values);
+
+    >>> table = HierarchyTable("sex", ["female", "male"], [["female", "male"], ["*", "*"]])
+    >>> table.height, table.domain_sizes(), table.codes().tolist()
+    (1, [2, 1], [[0, 1], [0, 0]])
     """
 
     attribute: str
@@ -194,7 +198,7 @@ class EdgeTree:
     malformed: list[tuple[int, list[str], str]]
 
     @classmethod
-    def read(cls, rows: list[tuple[int, list[str]]]) -> "EdgeTree":
+    def read(cls, rows: list[tuple[int, list[str]]]) -> EdgeTree:
         parents: dict[str, list[str]] = {}
         lines: dict[str, list[int]] = {}
         malformed = []
@@ -218,7 +222,8 @@ class EdgeTree:
         """Cycles of parent links (following each node's first parent), each once, as [a, b, ..., a]."""
         out, done = [], set()
         for start in self.parents:
-            path, on_path = [], {}
+            path: list[str] = []
+            on_path: dict[str, int] = {}
             node = start
             while node in self.parents and node not in done and node not in on_path:
                 on_path[node] = len(path)
@@ -322,9 +327,9 @@ def file_problems(path: Path) -> dict:
     body = [r for _, r in rows[1:] if len(r) == width]
     labels = [[r[j] for r in body] for j in range(width)]
     problems = {"malformed_rows": malformed, **tree_problems(labels[0], labels), "cycles": [], "several_roots": []}
-    inner = {label for level in labels[1:] for label in level}
+    inner_labels = {label for level in labels[1:] for label in level}
     return {"format": "wide", "column": header[0], "values": list(dict.fromkeys(labels[0])),
-            "inner_labels": sorted(inner), "height": width - 1, "problems": problems, "notes": notes}
+            "inner_labels": sorted(inner_labels), "height": width - 1, "problems": problems, "notes": notes}
 
 
 def _number(v: str, attribute: str) -> float:
@@ -345,7 +350,25 @@ def _fmt(x: float) -> str:
 
 def interval_table(attribute: str, values: list[str], widths: list[float], origin: float = 0.0,
                    top: bool = True) -> HierarchyTable:
-    """Nested intervals [lo, lo + w) aligned at origin + multiples of w, one level per width, then '*'."""
+    """Nested intervals [lo, lo + w) aligned at origin + multiples of w, one level per width, then '*'.
+
+    Args:
+        attribute: the column's name (for error messages).
+        values: the column's distinct values, as strings of numbers.
+        widths: the interval width of each level, each a multiple of the one before.
+        origin: where the intervals start (0: [20, 30) for width 10).
+        top: add the single root '*' as the last level.
+
+    Returns:
+        The `HierarchyTable`, values in numeric order.
+
+    >>> for level in interval_table("age", ["28", "35", "47", "21"], [10, 20]).labels:
+    ...     print(level)
+    ['21', '28', '35', '47']
+    ['[20, 30)', '[20, 30)', '[30, 40)', '[40, 50)']
+    ['[20, 40)', '[20, 40)', '[20, 40)', '[40, 60)']
+    ['*', '*', '*', '*']
+    """
     nums = [_number(v, attribute) for v in values]
     order = sorted(range(len(values)), key=lambda i: nums[i])
     values = [values[i] for i in order]
@@ -363,7 +386,19 @@ def interval_table(attribute: str, values: list[str], widths: list[float], origi
 
 
 def mask_table(attribute: str, values: list[str], levels: int | None) -> HierarchyTable:
-    """Replace one more trailing character by '*' per level (13053 -> 1305* -> 130** ...), then '*'."""
+    """Replace one more trailing character by '*' per level (13053 -> 1305* -> 130** ...), then '*'.
+
+    Args:
+        attribute: the column's name.
+        values: the column's distinct values as strings.
+        levels: how many levels (default: the longest value's length); the last is always '*'.
+
+    Returns:
+        The `HierarchyTable`, values in sorted order.
+
+    >>> mask_table("zip", ["14850", "13053", "13068"], 2).labels
+    [['13053', '13068', '14850'], ['1305*', '1306*', '1485*'], ['130**', '130**', '148**'], ['*', '*', '*']]
+    """
     values = sorted(values)
     longest = max((len(v) for v in values), default=1)
     height = longest if levels is None else int(levels)
@@ -379,7 +414,21 @@ def mask_table(attribute: str, values: list[str], levels: int | None) -> Hierarc
 
 
 def date_table(attribute: str, values: list[str]) -> HierarchyTable:
-    """Day -> month (YYYY-MM) -> year (YYYY) -> '*'."""
+    """Day -> month (YYYY-MM) -> year (YYYY) -> '*'.
+
+    Args:
+        attribute: the column's name.
+        values: the column's distinct values, ISO dates (YYYY-MM-DD, a time part ignored).
+
+    Returns:
+        The `HierarchyTable`, values in date order.
+
+    Raises:
+        DataError: a value that is not a date.
+
+    >>> date_table("admitted", ["2024-03-05", "2023-12-31"]).labels
+    [['2023-12-31', '2024-03-05'], ['2023-12', '2024-03'], ['2023', '2024'], ['*', '*']]
+    """
     parsed = []
     for v in values:
         try:
@@ -396,6 +445,18 @@ def date_table(attribute: str, values: list[str]) -> HierarchyTable:
 
 
 def suppress_table(attribute: str, values: list[str]) -> HierarchyTable:
+    """Two levels: the values as they are, then '*' (the attribute kept or suppressed).
+
+    Args:
+        attribute: the column's name.
+        values: the column's distinct values as strings.
+
+    Returns:
+        The `HierarchyTable`, values in sorted order.
+
+    >>> suppress_table("nationality", ["Russian", "American"]).labels
+    [['American', 'Russian'], ['*', '*']]
+    """
     values = sorted(values)
     return HierarchyTable(attribute, values, [list(values), [ROOT] * len(values)], source="suppress")
 

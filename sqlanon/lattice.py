@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -27,6 +27,22 @@ Node = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Lattice:
+    """The generalization lattice of full-domain generalization (Incognito, LeFevre, DeWitt and
+    Ramakrishnan, SIGMOD 2005): a node is one level per quasi-identifier, from 0 (the values as they
+    are) to the hierarchy's height.
+
+    Args:
+        names: the quasi-identifiers, in policy order.
+        heights: the height of each one's hierarchy.
+        single_root: per attribute, whether its top level is one value ('*').
+
+    >>> lattice = Lattice(("age", "zip"), (2, 1))
+    >>> lattice.size
+    6
+    >>> lattice.levels((1, 0)), lattice.node({"zip": 1, "age": 2})
+    ({'age': 1, 'zip': 0}, (2, 1))
+    """
+
     names: tuple[str, ...]
     heights: tuple[int, ...]
     # per attribute: is its top level one single value ('*')? Then a node with that attribute at the
@@ -48,10 +64,27 @@ class Lattice:
 
 
 def direct_specializations(node: Node) -> list[Node]:
+    """The nodes one level lower in one attribute.
+
+    >>> direct_specializations((1, 1))
+    [(0, 1), (1, 0)]
+    """
     return [node[:i] + (node[i] - 1,) + node[i + 1:] for i in range(len(node)) if node[i] > 0]
 
 
 def direct_generalizations(node: Node, heights) -> list[Node]:
+    """The nodes one level higher in one attribute, within the hierarchies' heights.
+
+    Args:
+        node: a node (one level per attribute).
+        heights: the height of each attribute's hierarchy.
+
+    Returns:
+        The direct generalizations, attribute by attribute.
+
+    >>> direct_generalizations((1, 0), (2, 1))
+    [(2, 0), (1, 1)]
+    """
     return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < heights[i]]
 
 
@@ -68,6 +101,15 @@ def minimal_nodes(satisfying) -> list[Node]:
 
     Works for any predicate, monotone or not (with suppression, l-diversity and t-closeness are not
     monotone, so a direct-children test would not be enough).
+
+    Args:
+        satisfying: the satisfying nodes.
+
+    Returns:
+        The minimal ones, lowest height first.
+
+    >>> minimal_nodes([(1, 1), (2, 0), (2, 1), (0, 1)])
+    [(0, 1), (2, 0)]
     """
     nodes = sorted(set(satisfying), key=lambda n: (sum(n), n))
     if not nodes:
@@ -100,7 +142,23 @@ Check = Callable[[list[tuple[tuple[int, ...], Node]]], list[bool]]
 
 
 def brute_force(lattice: Lattice, check: Check, progress=None, batch: int = 240) -> SearchResult:
-    """Evaluate every node of the full lattice (no pruning)."""
+    """Evaluate every node of the full lattice (no pruning): the reference the other searches are tested
+    against.
+
+    Args:
+        lattice: the lattice.
+        check: judges a batch of (attribute indices, node) pairs; here always every attribute.
+        progress: a `sqlanon.progress.Progress`, or None.
+        batch: nodes per call of `check`.
+
+    Returns:
+        The `SearchResult`: every satisfying node, the minimal ones, how many were evaluated.
+
+    >>> lattice = Lattice(("age", "zip"), (2, 1))
+    >>> result = brute_force(lattice, lambda batch: [sum(node) >= 2 for _, node in batch])
+    >>> result.minimal, result.evaluated
+    ([(1, 1), (2, 0)], 6)
+    """
     t = time.perf_counter()
     everything = tuple(range(len(lattice.names)))
     nodes = list(lattice.nodes())
@@ -145,6 +203,30 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     (generalization property); and, sound for any predicate, an attribute generalized to a single root
     value does not split any block, so a candidate with such an attribute at its top level has exactly
     the blocks of its projection without it, which satisfied (that is what made it a candidate).
+
+    Args:
+        lattice: the lattice.
+        check: judges a batch of (attribute indices, node over those attributes) pairs.
+        progress: a `sqlanon.progress.Progress`, or None.
+
+    Returns:
+        The `SearchResult`: every satisfying node of the full lattice, the minimal ones, how many nodes
+        (of the full lattice and of the subsets' lattices) were evaluated.
+
+    3-anonymity of six rows, each attribute's labels per level written out:
+
+    >>> ages = {0: ["21", "28", "29", "47", "49", "55"], 1: ["[20, 40)"] * 3 + ["[40, 60)"] * 3, 2: ["*"] * 6}
+    >>> zips = {0: ["13068", "13053", "13068", "14850", "14853", "14850"], 1: ["130**"] * 3 + ["148**"] * 3,
+    ...         2: ["*"] * 6}
+    >>> def three_anonymous(batch):
+    ...     out = []
+    ...     for attributes, node in batch:
+    ...         keys = list(zip(*((ages, zips)[a][level] for a, level in zip(attributes, node))))
+    ...         out.append(min(keys.count(key) for key in keys) >= 3)
+    ...     return out
+    >>> result = incognito(Lattice(("age", "zip"), (2, 2)), three_anonymous)
+    >>> result.minimal, sorted(result.satisfying), result.evaluated     # brute force evaluates 9
+    ([(1, 1)], [(1, 1), (1, 2), (2, 1), (2, 2)], 5)
     """
     roots = lattice.single_root or (False,) * len(lattice.heights)
     t = time.perf_counter()
@@ -175,7 +257,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             if size > 1:
                 for axis, a in enumerate(subset):
                     if roots[a]:
-                        index = [slice(None)] * size
+                        index: list[slice | int] = [slice(None)] * size
                         index[axis] = heights[a]
                         rooted[tuple(index)] = True
             # the candidates as flat indices sorted by height, with their levels: each height's nodes are
@@ -191,7 +273,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             candidates += len(flat)
         top = max((len(w[3]) - 2 for w in work.values()), default=-1)
         for h in range(top + 1):
-            todo = []
+            todo: list = []
             for subset, (flat, coords, strides, bounds, rooted) in work.items():
                 if h + 1 >= len(bounds) or bounds[h] == bounds[h + 1]:
                     continue

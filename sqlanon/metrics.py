@@ -50,15 +50,62 @@ METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 
 
 def height(levels: dict[str, int]) -> int:
+    """Generalization height: the sum of the node's levels.
+
+    Args:
+        levels: the level of each quasi-identifier.
+
+    Returns:
+        The node's height in the lattice.
+
+    >>> height({"zip": 2, "age": 1, "nationality": 0})
+    3
+    """
     return int(sum(levels.values()))
 
 
 def avg_class_size(result: NodeResult) -> float:
+    """Average class size: released rows over released classes (suppressed blocks left out).
+
+    Args:
+        result: a node's evaluation.
+
+    Returns:
+        The average size of the released classes (0 when none is released).
+
+    Three blocks of 3, 2 and 1 rows, the last suppressed:
+
+    >>> import numpy as np
+    >>> from sqlanon.checker import NodeResult
+    >>> from sqlanon.frequency import NodeCounts
+    >>> counts = NodeCounts(block_codes=np.array([[0], [1], [2]]), sizes=np.array([3, 2, 1]))
+    >>> result = NodeResult({"age": 1}, True, counts, ok=np.array([True, True, False]), suppressed_rows=1)
+    >>> avg_class_size(result)          # (3 + 2) / 2
+    2.5
+    """
     sizes = result.released_sizes
     return float(sizes.sum() / len(sizes)) if len(sizes) else 0.0
 
 
 def discernibility(result: NodeResult, table_rows: int) -> float:
+    """Discernibility (Bayardo and Agrawal, ICDE 2005): the sum of the released classes' squared sizes,
+    plus the table's size for every suppressed row.
+
+    Args:
+        result: a node's evaluation.
+        table_rows: |D|, the rows of the table (persons with an entity key).
+
+    Returns:
+        The node's discernibility.
+
+    >>> import numpy as np
+    >>> from sqlanon.checker import NodeResult
+    >>> from sqlanon.frequency import NodeCounts
+    >>> counts = NodeCounts(block_codes=np.array([[0], [1], [2]]), sizes=np.array([3, 2, 1]))
+    >>> result = NodeResult({"age": 1}, True, counts, ok=np.array([True, True, False]), suppressed_rows=1)
+    >>> discernibility(result, table_rows=6)      # 3^2 + 2^2 + 6 * 1
+    19.0
+    """
     sizes = result.released_sizes.astype(np.float64)
     return float((sizes ** 2).sum() + float(table_rows) * result.suppressed_rows)
 
@@ -81,7 +128,7 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
         block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
         sens_cols = [s.col for s in fs.sensitives]
         suppressed = fs.create_suppressed_table(result)
-        kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+        kept_cells_xlogx, = fs.backend.fetchrow("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
                                                 sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
     # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     log_area = np.zeros(int(keep.sum()))
@@ -100,7 +147,23 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
 
 
 def is_monotone(metric: str, suppression: bool, entity: bool) -> bool:
-    """Does the metric never improve under generalization, so that its optimum is a minimal node?"""
+    """Does the metric never improve under generalization, so that its optimum is a minimal node?
+
+    Args:
+        metric: one of `METRICS`.
+        suppression: the policy allows suppressing rows (privacy.max_suppression > 0).
+        entity: the policy counts persons (entity_key).
+
+    Returns:
+        True when the best node by `metric` is always a minimal satisfying node (see the module docstring).
+
+    >>> is_monotone("discernibility", suppression=False, entity=False)
+    True
+    >>> is_monotone("discernibility", suppression=True, entity=False)
+    False
+    >>> is_monotone("height", suppression=True, entity=True)
+    True
+    """
     return metric == "height" or not (suppression or entity)
 
 
@@ -133,7 +196,16 @@ def kl_lower_bound(fs: FrequencySet, result: NodeResult) -> float:
 
 
 def metric_value(metric: str, fs: FrequencySet, result: NodeResult) -> float:
-    """One metric of a node result (KL only when asked for: it costs a query)."""
+    """One metric of a node result (KL only when asked for: it costs a query).
+
+    Args:
+        metric: one of `METRICS`.
+        fs: the run's frequency set (its table size; its database for KL-divergence).
+        result: the node's evaluation.
+
+    Returns:
+        The metric's value (lower is better for every metric).
+    """
     if metric == "kl_divergence":
         return round(kl_divergence(fs, result), 10)
     if metric == "height":
@@ -144,4 +216,23 @@ def metric_value(metric: str, fs: FrequencySet, result: NodeResult) -> float:
 
 
 def all_metrics(fs: FrequencySet, result: NodeResult, with_kl: bool = True) -> dict:
+    """Every metric of a node result, `metric_value` of each.
+
+    Args:
+        fs: the run's frequency set.
+        result: the node's evaluation.
+        with_kl: include KL-divergence (one query).
+
+    Returns:
+        metric -> value, in the order of `METRICS`.
+
+    >>> from sqlanon.anonymizer import Anonymization
+    >>> from sqlanon.examples import PATIENTS_POLICY, patients_connection
+    >>> with Anonymization(PATIENTS_POLICY, connection=patients_connection()) as run:
+    ...     metrics = all_metrics(run.fs, run.evaluate({"zip": 2, "age": 2}))
+    >>> metrics["height"], metrics["avg_class_size"], metrics["discernibility"]   # two classes of 3
+    (4, 3.0, 18.0)
+    >>> round(metrics["kl_divergence"], 4)      # (1/6)(4 ln 3 + 2 ln 6): each block covers 2 zips x 3 ages
+    1.3297
+    """
     return {m: metric_value(m, fs, result) for m in METRICS if with_kl or m != "kl_divergence"}

@@ -24,8 +24,8 @@ smallest): a node is pruned only when its bound is strictly worse than the best,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .checker import NodeChecker, NodeResult, NodeStats
 from .frequency import FrequencySet
@@ -184,7 +184,7 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
             offer(node, value)
         if best == current:
             break
-    for height, level in by_height(lattice):
+    for _height, level in by_height(lattice):
         to_check, to_score = [], []
         for node in level:
             inherited = max((bound[s] for s in direct_specializations(node)), default=-INF)

@@ -13,6 +13,7 @@ names per engine, a column both quasi-identifier and sensitive) is checked here.
 from __future__ import annotations
 
 import copy
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from . import files, policy_model, templates
 from .errors import PolicyError
 
-UTILITY_METRICS = tuple(policy_model.PolicyModel.model_fields["utility"].annotation.__args__)
+UTILITY_METRICS = typing.get_args(policy_model.PolicyModel.model_fields["utility"].annotation)
 
 
 @dataclass
@@ -234,7 +235,7 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
         if p.suffix.lower() not in (".parquet", ".csv"):
             raise PolicyError(f"release.export[{i}]", f"must end in .parquet or .csv; got {e!r}")
         paths.append(p)
-    from .views import parse_drift   # release.drift: the limits `sqlanon status` checks a view release against
+    from .views import parse_drift  # release.drift: the limits `sqlanon status` checks a view release against
     drift = parse_drift(m.drift.model_dump(exclude_unset=True) if m.drift is not None else None)
     return Release(name, m.materialize, keep, paths, _parse_marginals(m.marginals), m.replace, drift)
 
@@ -282,7 +283,8 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     # `sqlanon.policy_model`; what follows needs the files, the engine or several sections at once
     model = policy_model.validate(policy_model.PolicyModel, raw, "")
     src = _source(model.source, raw["source"], base_dir)
-    qis = _columns(raw["quasi_identifiers"])
+    # the model gave every quasi-identifier a hierarchy
+    qis = {name: spec for name, spec in _columns(raw["quasi_identifiers"]).items() if spec is not None}
     sens = _columns(raw["sensitive"])
     both = set(qis) & set(sens)
     if both:

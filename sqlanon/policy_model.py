@@ -18,7 +18,8 @@ from __future__ import annotations
 import codecs
 import difflib
 import json
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -69,7 +70,7 @@ PositiveInteger = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole)]   #
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 Key = Annotated[StrictStr, Field(min_length=1)]        # a column as a mapping's key (additionalProperties)
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-Scalar = Union[StrictStr, StrictInt, StrictFloat, Annotated[bool, Field(strict=True)]]
+Scalar = StrictStr | StrictInt | StrictFloat | Annotated[bool, Field(strict=True)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -195,7 +196,8 @@ def source_key_error(key: str, engine: str) -> PolicyError:
                        f"use {', '.join(allowed)}")
 
 
-Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")] | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
+Source = Annotated[Annotated[DuckDBSource, Tag("duckdb")] | Annotated[PostgresSource, Tag("postgres")]
+                   | Annotated[SparkSource, Tag("spark")], Discriminator(_engine)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -269,7 +271,9 @@ def _hierarchy_kind(value: Any) -> str:
     return kind if kind in HIERARCHY_KINDS else "taxonomy"
 
 
-Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")] | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")] | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
+Hierarchy = Annotated[Annotated[TaxonomyHierarchy, Tag("taxonomy")] | Annotated[IntervalsHierarchy, Tag("intervals")]
+                      | Annotated[RoundHierarchy, Tag("round")] | Annotated[MaskHierarchy, Tag("mask")]
+                      | Annotated[DatesHierarchy, Tag("dates")] | Annotated[SuppressHierarchy, Tag("suppress")],
     Discriminator(_hierarchy_kind)]
 
 def _columns(section: str, need_hierarchy: bool) -> Any:
@@ -305,19 +309,19 @@ def _columns(section: str, need_hierarchy: bool) -> Any:
     return BeforeValidator(check)
 
 
-QuasiIdentifiers = Union[
-    Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")],
-    Annotated[list[Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
-              Field(min_length=1, description="A list of {column: hierarchy}.")],
-]
+QuasiIdentifiers = (
+    Annotated[dict[Key, Hierarchy], Field(min_length=1, description="Column -> its hierarchy, in policy order.")]
+    | Annotated[list[Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
+                Field(min_length=1, description="A list of {column: hierarchy}.")]
+)
 
-Sensitive = Union[
-    Annotated[Name, Field(description="One sensitive column.")],
-    Annotated[list[Name | Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
-              Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")],
-    Annotated[dict[Key, Hierarchy | None],
-              Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")],
-]
+Sensitive = (
+    Annotated[Name, Field(description="One sensitive column.")]
+    | Annotated[list[Name | Annotated[dict[Key, Hierarchy], Field(min_length=1, max_length=1)]],
+                Field(min_length=1, description="Sensitive columns, or {column: {hierarchy: ...}}.")]
+    | Annotated[dict[Key, Hierarchy | None],
+                Field(min_length=1, description="Column -> its hierarchy (for the hierarchical EMD) or null.")]
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -518,7 +522,8 @@ class Release(Strict):
                                           "is also written to.", examples=[["adult_release.parquet"]])
     marginals: list[Marginal] = Field(default_factory=list, description="Anonymized marginals released beside "
                                       "the table.", examples=[[{"attributes": {"age": 1, "sex": 0}}]])
-    replace: Annotated[bool, Field(strict=True)] = Field(True, description="false: refuse to replace even this release's own earlier output.",
+    replace: Annotated[bool, Field(strict=True)] = Field(
+        True, description="false: refuse to replace even this release's own earlier output.",
                           examples=[False])
     drift: Drift | None = Field(None, description="View releases: the drift limits `sqlanon status` checks.",
                                 examples=[{"max_suppressed": 0.05, "renode": True}])
@@ -543,8 +548,9 @@ class PolicyModel(Strict):
     quasi_identifiers: Annotated[QuasiIdentifiers, _columns("quasi_identifiers", need_hierarchy=True)] = Field(
         description="Columns an attacker may know, each with its generalization hierarchy.",
         examples=[{"age": {"hierarchy": "intervals", "widths": [5, 10, 20]}, "sex": {"hierarchy": "suppress"}}])
-    sensitive: Annotated[Sensitive, _columns("sensitive", need_hierarchy=False)] = Field(description="Sensitive columns (released unchanged, protected by the privacy "
-                                 "models).", examples=[["occupation"]])
+    sensitive: Annotated[Sensitive, _columns("sensitive", need_hierarchy=False)] = Field(
+        description="Sensitive columns (released unchanged, protected by the privacy models).",
+        examples=[["occupation"]])
     privacy: Privacy = Field(description="The privacy models (at least one).", examples=[{"k": 5}])
     utility: Literal["height", "avg_class_size", "discernibility", "kl_divergence"] = Field(
         "discernibility", description="The metric that chooses among the nodes satisfying the policy.",
@@ -577,7 +583,7 @@ def unknown_key_error(key: str, allowed: list[str], where: str) -> PolicyError:
     return PolicyError(field, f"unknown key; {hint}{owner} {', '.join(allowed)}")
 
 
-def did_you_mean(key: Any, allowed: list[str]) -> str:
+def did_you_mean(key: Any, allowed: Sequence[str]) -> str:
     """"did you mean 'widths'? " for the valid key closest to a misspelled one (difflib), or ""."""
     close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'? " if close else ""

@@ -23,17 +23,27 @@ refuses to replace it (it never destroys it) until it is dropped by hand.
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import templates, views
+from .catalog import (
+    CATALOG,
+    Catalog,
+    Target,
+    check_file_target,
+    check_targets,
+    leftovers,
+    new_release_id,
+    policy_hash,
+    protected_files,
+)
 from .checker import NodeResult
 from .engine import Backend
-from .catalog import (CATALOG, Catalog, Target, check_file_target, check_targets, leftovers,
-                      new_release_id, policy_hash, protected_files)
 from .errors import DataError, PolicyError
-from .frequency import FrequencySet
+from .frequency import FrequencySet, QuasiIdentifier
 from .policy import Policy
 
 
@@ -51,7 +61,7 @@ def release_columns(policy: Policy, fs: FrequencySet, levels: dict[str, int]):
     """(column, qi-or-None, level) in source order: QIs generalized, the others copied."""
     order = [c for c, _ in fs.backend.columns(fs.source)]
     wanted = set(policy.quasi_identifiers) | set(policy.sensitive) | set(policy.release.keep)
-    out = []
+    out: list[tuple[str, QuasiIdentifier | None, int | None]] = []
     for c in order:
         if c not in wanted:
             continue
@@ -108,7 +118,7 @@ class Companion:
     def cleanup(self) -> None:
         pass
 
-    def outputs(self) -> list[Output]:
+    def outputs(self) -> Sequence[Output]:
         return []
 
 
@@ -140,7 +150,7 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
 
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
-                companions: list[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
+                companions: Sequence[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
                 release_id: str | None = None, force: bool = False) -> list[Output]:
     """Write the release (and its companions) and its catalog rows in one transaction, then its exports.
 
@@ -171,7 +181,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
 
     def record() -> None:
         """Inside the transaction, after the swap: outputs, manifest and catalog rows."""
-        rows = int(b.fetchone("count_rows.sql", relation=name)[0])
+        rows = int(b.fetchrow("count_rows.sql", relation=name)[0])
         outputs.append(Output(kind, name, rows))
         for c in companions:
             outputs.extend(c.outputs())
@@ -221,7 +231,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                     b.execute("persist_map.sql", name=maps[q.name], map_table=q.map_table)
                 # the view enforces the policy at every read (sqlanon/views.py), the release's
                 # suppressed blocks included: they fail the same checks
-                views.create_view(b, name, policy, fs, result.levels, maps, source)
+                views.create_view(b, name, policy, fs, release_columns(policy, fs, result.levels), maps, source)
                 for c in companions:
                     c.swap()
                 _drop_stale(b, catalog, stale)
@@ -246,10 +256,8 @@ def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:
 
 def _drop_quietly(b: Backend, name: str) -> None:
     """Remove a half-built table after a failure, without hiding that failure behind a second one."""
-    try:
+    with contextlib.suppress(Exception):
         b.execute("drop_relation.sql", name=name, kind="TABLE")
-    except Exception:
-        pass
 
 
 def _view_source(policy: Policy, fs: FrequencySet) -> str:
@@ -277,4 +285,4 @@ def export(b: Backend, relation: str, path: Path) -> Output:
         tmp.unlink(missing_ok=True)
         raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None
     tmp.replace(path)
-    return Output(fmt, str(path), int(b.fetchone("count_rows.sql", relation=relation)[0]))
+    return Output(fmt, str(path), int(b.fetchrow("count_rows.sql", relation=relation)[0]))

@@ -8,7 +8,7 @@ before and after (`sqlanon.risk.report_section`); each privacy model's
 required and achieved values; the homogeneity and similarity attacks on the release (TKDD Section
 3.1; Li et al., ICDE 2007, Section 3; see `sqlanon.attacks`); and the utility metrics.
 
-Everything is recomputed in the database from the policy (`report_from_manifest` reloads the
+Everything is recomputed in the database from the policy (`applying.report_from_manifest` reloads the
 manifest's policy, hierarchies and chosen levels): the lattice search, one GROUP BY per node for class
 sizes and sensitive counts, the attacks. Python only draws what comes back (per-class sizes, per-node
 flags), never the rows.
@@ -38,26 +38,29 @@ metrics of nodes are kept.
 """
 from __future__ import annotations
 
-import copy
 import html
 import math
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
 import yaml
 from markupsafe import Markup
 
-from . import __version__
-from .anonymizer import Anonymization, Candidate
 from .attacks import release_attacks
-from .errors import DataError, PolicyError
+from .errors import PolicyError
 from .lattice import direct_generalizations
-from .metrics import METRICS, all_metrics, is_monotone
-from .risk.report_section import SECTION as RISK_SECTION
+from .metrics import METRICS, is_monotone
 from .risk.report_section import risk_context, risk_svg, top_risk
+from .version import __version__
 from .views import view_release_coverage
+
+if TYPE_CHECKING:
+    from .anonymizer import Anonymization, Candidate
 
 MIN_CELL = 10
 HASSE_MAX_NODES = 300
@@ -162,11 +165,12 @@ def _ranked(run: Anonymization) -> list[Candidate]:
 
 
 def _node_states(run: Anonymization, chosen: tuple) -> dict[tuple, str]:
-    minimal = set(run.result.minimal)
+    searched = run.searched()
+    minimal = set(searched.minimal)
     out = {}
     for node in run.lattice.nodes():
         out[node] = ("chosen" if node == chosen else "minimal" if node in minimal
-                     else "sat" if node in run.result.satisfying else "unsat")
+                     else "sat" if node in searched.satisfying else "unsat")
     return out
 
 
@@ -198,12 +202,12 @@ def _models(run: Anonymization, result) -> list[dict]:
     names = [s.name for s in run.fs.sensitives]
     counts = run.fs.node_counts(result.levels, sensitive=names)
     keep = result.ok if result.suppressed_rows else np.ones(len(counts.sizes), dtype=bool)
-    first = names[0] if names else None
+    first = names[0] if names else ""
     out = []
     for c in run.criteria:
         if getattr(c, "multi_attribute", False):
             achieved = {}
-        elif c.needs_sensitive:
+        elif c.needs_sensitive:      # a model needing sensitive counts exists only with a sensitive attribute
             achieved = c.achieved(counts.sensitive[c.sensitive or first][keep])
         else:
             achieved = c.achieved(counts.sizes[keep][:, None])
@@ -212,7 +216,7 @@ def _models(run: Anonymization, result) -> list[dict]:
     return out
 
 
-def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: list[str] = (),
+def report_context(run: Anonymization, options: ReportOptions | None = None, warnings: Sequence[str] = (),
                    manifest_path: str | None = None, view: dict | None = None) -> dict:
     """Everything the page shows, computed from the run (searching and choosing first if needed)."""
     options = options or ReportOptions()
@@ -220,8 +224,8 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
     _ensure_searched(run)
     cells = Cells(options.external, options.min_cell)
     lat = run.lattice
-    chosen = run.chosen
-    result = chosen.result
+    chosen, result = run.chosen_result()
+    searched = run.searched()
     unit = "persons" if run.policy.entity_key else "rows"
     released = int(result.released_sizes.sum())
     hide_suppression = cells.hidden(result.suppressed_rows)
@@ -256,8 +260,8 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "rank": rank, "ranked": ranked[:MAX_MINIMAL_ROWS], "minimal_count": len(ranked),
         "runner_up": next((c for c in ranked if lat.node(c.levels) != chosen_node), None),
         "metric_range": (min(values), max(values)) if values else (None, None),
-        "lattice": {"nodes": lat.size, "evaluated": run.result.evaluated, "satisfying": len(run.result.satisfying),
-                    "minimal": len(run.result.minimal), "names": lat.names, "heights": lat.heights},
+        "lattice": {"nodes": lat.size, "evaluated": searched.evaluated, "satisfying": len(searched.satisfying),
+                    "minimal": len(searched.minimal), "names": lat.names, "heights": lat.heights},
         "states": _node_states(run, chosen_node),
         "classes": result.classes, "sizes": result.released_sizes,
         "histogram": _histogram(result.released_sizes, cells),
@@ -276,15 +280,6 @@ def _view_coverage(run: Anonymization) -> dict | None:
     if run.policy.release.materialize != "view":
         return None
     return view_release_coverage(run.backend, run.policy, run.policy.release.name)
-
-
-def _manifest_view_coverage(manifest_path, db) -> dict | None:
-    """The same for a manifest's view release, read in the release's database (None for a table release)."""
-    from .views import status
-    try:
-        return status(manifest_path, db=db, renode=False)
-    except (PolicyError, DataError):
-        return None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -350,7 +345,7 @@ def _levels_svg(names, states) -> Markup:
     rows = _by_height(states)
     cell, per_row, left, band_gap = 6, 150, 150, 5
     width = left + per_row * cell + 120
-    paths = {s: [] for s in COLORS}
+    paths: dict[str, list[str]] = {s: [] for s in COLORS}
     marks, texts = [], []
     y = 10
     for h in sorted(rows, reverse=True):           # the most general node on top
@@ -410,25 +405,25 @@ def minimal_levels_svg(names, heights, ranked: list[Candidate], chosen_node: tup
     return _svg(width, height, body, "levels of the minimal nodes")
 
 
-def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[str] = frozenset()) -> Markup:
+def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: AbstractSet[str] = frozenset()) -> Markup:
     """One strip per utility metric: every minimal node a dot, the chosen node in red (smaller is better)."""
     width, row, left, right = 960, 44, 120, 190
     shown = [m for m in METRICS if m not in hide]
     body = []
     for i, m in enumerate(shown):
         y = 24 + i * row
-        vals = [c.metrics.get(m) for c in ranked]
-        vals = [v for v in vals if v is not None]
+        vals = [v for c in ranked if (v := c.metrics.get(m)) is not None]
         if not vals:
             continue
         lo, hi = min(vals), max(vals)
 
-        def x(v):
+        def x(v, lo=lo, hi=hi):
             return left + (width - left - right) * ((v - lo) / (hi - lo) if hi > lo else 0.5)
         body.append(f'<text x="{left - 10}" y="{y + 4}" text-anchor="end" class="axis">{m}</text>')
         body.append(f'<line x1="{left}" y1="{y}" x2="{width - right}" y2="{y}" stroke="#999"/>')
         body.append(f'<text x="{left}" y="{y + 20}" class="tick">{html.escape(_fmt(lo))}</text>')
-        body.append(f'<text x="{width - right}" y="{y + 20}" text-anchor="end" class="tick">{html.escape(_fmt(hi))}</text>')
+        body.append(f'<text x="{width - right}" y="{y + 20}" text-anchor="end" class="tick">'
+                    f'{html.escape(_fmt(hi))}</text>')
         chosen_dot = ""
         for c in ranked:
             v = c.metrics.get(m)
@@ -447,7 +442,8 @@ def metrics_svg(ranked: list[Candidate], chosen_node: tuple, names, hide: set[st
 
 
 def histogram_svg(bins: list[dict], unit: str) -> Markup:
-    width, height, left, bottom, top = 960, 260, 60, 50, 20
+    width, height, bottom, top = 960, 260, 50, 20
+    left: float = 60
     n = len(bins)
     bar = min(110, (width - left - 20) / max(n, 1))
     left += ((width - left - 20) - bar * n) / 2          # a few bins stay narrow, centred
@@ -474,193 +470,9 @@ def histogram_svg(bins: list[dict], unit: str) -> Markup:
 # --------------------------------------------------------------------------------------------------
 # the page
 
-PAGE = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True).from_string("""\
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>sqlanon release report: {{ release }}{% if options.external %} (external){% endif %}</title>
-<style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222; margin: 0;
-       background: #fafafa; }
-main { max-width: 1040px; margin: 0 auto; padding: 24px 28px 60px; background: #fff; }
-h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #ddd;
-padding-bottom: 4px; } .sub { color: #666; margin: 0 0 16px; }
-.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
-.card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 12px; min-width: 118px; background: #fcfcfc; }
-.card b { display: block; font-size: 18px; } .card span.k { color: #666; font-size: 12px; }
-table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
-th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 8px; text-align: right; }
-th { background: #f3f3f3; } td.l, th.l { text-align: left; }
-tr.chosen td { background: #fde0d9; font-weight: 600; }
-.wide { overflow-x: auto; } #minimal th, #minimal td { padding: 3px 5px; }
-pre { background: #f6f6f6; padding: 10px; overflow-x: auto; font-size: 12px; }
-.warn { background: #fff3cd; border: 1px solid #e0c36a; padding: 8px 12px; border-radius: 6px; }
-.note { color: #555; font-size: 13px; } .masked { color: #8a5a00; }
-.legend span { display: inline-block; margin-right: 14px; font-size: 13px; }
-.legend i { display: inline-block; width: 12px; height: 12px; border-radius: 6px; margin-right: 4px;
-            vertical-align: -1px; }
-svg { display: block; margin: 6px 0; max-width: 100%; height: auto; }
-svg text { font: 11px system-ui, sans-serif; fill: #333; } svg .tick { fill: #666; font-size: 10px; }
-svg .nodelabel { font-size: 9px; fill: #444; }
-.yes { color: #1b7837; font-weight: 600; } .no { color: #b2182b; font-weight: 600; }
-</style>
-</head>
-<body>
-<main>
-<h1>Release report: {{ release }}</h1>
-<p class="sub">source <b>{{ source }}</b> ({{ engine }}){% if manifest %}, manifest {{ manifest }}{% endif %};
-sqlanon {{ version }}{% if options.external %}; <b>external report</b>: counts under {{ options.min_cell }}
-{{ unit }} are not shown{% endif %}</p>
-{% for w in warnings %}<p class="warn" id="warning-{{ loop.index }}">{{ w }}</p>
-{% endfor %}
-
-<div class="cards" id="summary">
-<div class="card"><span class="k">source {{ unit }}</span><b>{% if rows is none %}withheld{% else %}{{ cells.count(rows) }}{% endif %}</b></div>
-<div class="card"><span class="k">released {{ unit }}</span><b>{{ cells.count(released) }}</b></div>
-<div class="card"><span class="k">classes</span><b>{{ "{:,}".format(classes) }}</b></div>
-<div class="card"><span class="k">suppressed {{ unit }}</span><b>{{ cells.count(suppressed) }}</b></div>
-<div class="card"><span class="k">lattice nodes / minimal</span><b>{{ "{:,}".format(lattice.nodes) }} / {{ lattice.minimal }}</b></div>
-<div class="card"><span class="k">chosen by</span><b>{{ metric }}</b></div>
-</div>
-
-<h2 id="chosen">The chosen node</h2>
-<table>
-<tr><th class="l">quasi-identifier</th><th>level</th><th>of</th><th>distinct values released</th><th>of</th><th class="l">hierarchy</th></tr>
-{% for q in qis %}
-<tr><td class="l">{{ q.name }}</td><td>{{ q.level }}</td><td>{{ q.height }}</td><td>{{ q.labels }}</td><td>{{ q.base_values }}</td><td class="l">{{ q.source }}</td></tr>
-{% endfor %}
-</table>
-<p id="why">The policy's utility metric is <b>{{ metric }}</b> ({{ metric_text }}; smaller is better).
-{% if metric not in metric_names %}Its values are withheld in this external report: fewer than {{ options.min_cell }}
-{{ unit }} were suppressed, and discernibility with the release's size would give their number.
-{% elif rank == 0 %}Of the {{ minimal_count }} minimal satisfying node{{ "s" if minimal_count != 1 }}, the chosen one has the
-smallest {{ metric }}, {{ fmt(chosen.metrics[metric]) }}{% if runner_up %}; the next best has
-{{ fmt(runner_up.metrics[metric]) }}{% endif %} (ties are broken by height, then by the levels).
-{% elif rank is not none %}The chosen node is number {{ rank + 1 }} of the {{ minimal_count }} minimal nodes by {{ metric }}.
-{% elif not monotone %}The chosen node lies above the minimal nodes: with suppression (or an entity key) the
-metric is not monotone under generalization, so a more general node can be better (it may release rows a
-minimal node suppresses); the release is the best of every satisfying node{% if search %} ({{ search.method }},
-{{ "{:,}".format(search.nodes_scored) }} nodes scored, {{ "{:,}".format(search.nodes_pruned_by_bound) }} pruned by a
-bound){% endif %}.
-{% else %}The chosen node is not among the minimal nodes.{% endif %}
-A node is minimal when it satisfies the policy and no node below it (less generalized on every attribute) does.</p>
-{{ metrics_svg }}
-<div class="wide"><table id="minimal">
-<tr><th>#</th>{% for n in lattice.names %}<th>{{ n }}</th>{% endfor %}{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
-{% for c in ranked %}
-<tr class="{{ 'chosen' if node_of(c) == chosen_node else 'minimal' }}"><td>{{ loop.index }}</td>{% for n in lattice.names %}<td>{{ c.levels[n] }}</td>{% endfor %}
-{% for m in metric_names %}<td>{{ fmt(c.metrics[m]) }}</td>{% endfor %}</tr>
-{% endfor %}
-</table></div>
-{% if minimal_count > ranked|length %}<p class="note">The best {{ ranked|length }} of {{ minimal_count }} minimal nodes by {{ metric }}.</p>{% endif %}
-
-<h2 id="lattice">The lattice</h2>
-<p>{{ "{:,}".format(lattice.nodes) }} nodes (levels {% for n in lattice.names %}{{ n }} 0-{{ lattice.heights[loop.index0] }}{{ ", " if not loop.last }}{% endfor %});
-{{ "{:,}".format(lattice.satisfying) }} satisfy the policy, {{ lattice.minimal }} of them minimal;
-the search evaluated {{ "{:,}".format(lattice.evaluated) }} nodes in the database (Incognito infers the others).
-{% if hasse %}Hasse diagram: the most general node on top, a line to each direct generalization.
-{% else %}Too many nodes for a Hasse diagram: one band per generalization height (the sum of the levels, most
-general on top), a square per node; within a band the nodes that do not satisfy come first, then the minimal
-ones (circled), then the other satisfying ones.{% endif %}</p>
-<p class="legend"><span><i style="background:{{ colors.unsat }}"></i>does not satisfy</span><span><i style="background:{{ colors.sat }}"></i>satisfies</span><span><i style="background:{{ colors.minimal }}"></i>minimal</span><span><i style="background:{{ colors.chosen }}; border: 1px solid #000"></i>chosen</span></p>
-<div id="lattice-picture">{{ lattice_svg }}</div>
-<p>The minimal nodes' levels, one line per node (the chosen one in red):</p>
-<div id="minimal-levels">{{ levels_svg }}</div>
-
-<h2 id="classes">Class sizes</h2>
-<p>{{ "{:,}".format(classes) }} classes (q*-blocks) in the release{% if sizes|length %}; {{ unit }} per class: smallest
-{{ cells.count(sizes.min()) }}, median {{ fmt(median) }}, largest {{ cells.count(sizes.max()) }}{% endif %}.</p>
-{{ histogram_svg }}
-<table id="histogram">
-<tr><th class="l">class size</th><th>classes</th><th>{{ unit }}</th></tr>
-{% for b in histogram %}<tr><td class="l">{{ b.label }}</td><td>{{ "{:,}".format(b.classes) }}</td><td>{{ cells.count(b.rows) }}</td></tr>
-{% endfor %}
-</table>
-
-{% if view %}
-<h2 id="view">The view at read time</h2>
-<p id="view-coverage">The release is a view that enforces the policy at every read over the live source
-({{ cells.count(view.source_rows) }} {{ unit }} now): {{ cells.count(view.suppressed_rows) }} {{ unit }} are
-suppressed at read time (their classes fail the policy) and {{ cells.count(view.unknown_rows) }} {{ unit }} hold
-values unknown to the mapping tables (released at the hierarchy's top).{% if view.drifted and not options.external %} Drifted past
-<code>release.drift</code>: {{ view.reasons | join("; ") }}.{% endif %}</p>
-{% endif %}
-
-<h2 id="privacy">Privacy models</h2>
-<table>
-<tr><th class="l">model (required)</th><th class="l">attribute</th><th class="l">achieved by the release</th></tr>
-{% for m in models %}
-<tr><td class="l">{{ m.model }}</td><td class="l">{{ m.attribute or "-" }}</td>
-<td class="l">{% for k, v in m.achieved.items() %}{{ k }} = {% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}{{ "; " if not loop.last }}{% else %}evaluated on refined classes (multi-attribute){% endfor %}</td></tr>
-{% endfor %}
-<tr><td class="l">suppression of at most {{ fmt(max_suppression * 100) }} % of the {{ unit }}{% if rows is not none %} ({{ cells.count(budget) }}){% endif %}</td><td class="l">-</td><td class="l">{{ cells.count(suppressed) }} {{ unit }} suppressed</td></tr>
-</table>
-<p>Everything the release achieves, whatever the policy asked (<code>sqlanon check</code>'s values:
-l_entropy is exp of the smallest class entropy; recursive_c the infimum c* of recursive (c, l) at l = recursive_c_at_l;
-pd_recursive_c / npd_recursive_c the same with the policy's don't-care values, and *_l the largest l the policy's c achieves;
-t_* the largest Earth Mover's Distance of a class):</p>
-<table id="achieved">
-{% for k, v in achieved.items() %}<tr><td class="l">{{ k }}</td><td>{% if k == "k" %}{{ cells.count(v) }}{% else %}{{ fmt(v) }}{% endif %}</td></tr>
-{% endfor %}
-</table>
-RISK_SECTION_HERE
-<h2 id="attacks">Attacks on the release</h2>
-<p>What an adversary learns from the classes alone. Homogeneity (TKDD Section 3.1): a class whose sensitive
-values are all equal (100 %), or whose most frequent value holds at least {{ fmt(options.threshold * 100) }} % of it,
-discloses that value for everyone in it. Similarity (Li et al., ICDE 2007): the values of a class differ but
-all fall in one semantic group.
-{% if not similarity %}<br><span class="note">Similarity attack not run: the policy gives the sensitive attribute
-no hierarchy (semantic groups); give one (<code>sensitive: {ATTR: {hierarchy: FILE.csv}}</code>) or pass
-<code>--groups FILE.csv</code>.</span>{% endif %}</p>
-<table id="attack-table">
-<tr><th class="l">attack</th><th class="l">attribute</th><th>classes</th><th>exposed classes</th><th>exposed {{ unit }}</th><th>share of the release</th><th class="l">exposed {{ unit }} per disclosed value</th></tr>
-{% for r in attacks %}
-<tr class="attack"><td class="l">{{ attack_name(r) }}</td><td class="l">{{ r.sensitive }}</td><td>{{ "{:,}".format(r.blocks) }}</td>
-<td>{{ "{:,}".format(r.affected_blocks) }}</td><td>{{ cells.count(r.exposed_rows) }}</td><td>{{ cells.share(r.exposed_rows, r.rows) }}</td>
-<td class="l">{% for value, n in r.by_disclosed.items() %}{{ value }}: {{ cells.count(n) }}{{ "; " if not loop.last }}{% else %}none{% endfor %}</td></tr>
-{% endfor %}
-</table>
-{% if not options.external %}
-{% for r in attacks if r.examples %}
-<p>Largest exposed classes, {{ attack_name(r) }}:</p>
-<table class="examples">
-<tr>{% for n in lattice.names %}<th class="l">{{ n }}</th>{% endfor %}<th>{{ unit }}</th><th class="l">disclosed</th><th>share</th></tr>
-{% for e in r.examples %}<tr>{% for n in lattice.names %}<td class="l">{{ e.block[n] }}</td>{% endfor %}<td>{{ cells.count(e.rows) }}</td><td class="l">{{ e.disclosed }}</td><td>{{ fmt(e.share * 100) }} %</td></tr>
-{% endfor %}
-</table>
-{% endfor %}
-{% else %}
-<p class="note">The external report leaves out the exposed classes themselves (their labels, sizes and
-disclosed values).</p>
-{% endif %}
-
-<h2 id="utility">Utility metrics</h2>
-<table id="utility-table">
-<tr><th class="l">metric</th><th>chosen node</th><th>best minimal node</th><th>worst minimal node</th><th class="l">what it measures</th></tr>
-{% for m in metric_names %}
-<tr><td class="l">{{ m }}{% if m == metric %} (the policy's){% endif %}</td>
-<td>{{ fmt(chosen.metrics[m]) }}</td>
-<td>{{ fmt(best(m)) }}</td><td>{{ fmt(worst(m)) }}</td><td class="l">{{ metric_texts[m] }}</td></tr>
-{% endfor %}
-</table>
-
-<h2 id="policy">Policy</h2>
-<pre>{{ policy_yaml }}</pre>
-{% if options.external %}
-<p class="note" id="external-note">External report: every count of {{ unit }} below {{ options.min_cell }} is shown
-as "&lt; {{ options.min_cell }}" (the smallest class, the {{ unit }} an attack exposes and their share, exposed
-{{ unit }} per disclosed value, suppressed {{ unit }}, {{ unit }} per histogram bin); histogram bins below
-{{ options.min_cell }} are merged; the attacks' example classes are left out; and when fewer than
-{{ options.min_cell }} {{ unit }} were suppressed, the source's size and the chosen node's discernibility are
-withheld, discernibility for every node (with the release's size either would give the suppressed count).</p>
-{% endif %}
-</main>
-</body>
-</html>
-""".replace("RISK_SECTION_HERE", RISK_SECTION))
+# the page: sqlanon/html_templates/report.html (and risk_section.html, which it includes), shipped in the wheel
+PAGES = jinja2.Environment(loader=jinja2.PackageLoader("sqlanon", "html_templates"), autoescape=True,
+                           trim_blocks=True, lstrip_blocks=True)
 
 
 def _attack_name(r) -> str:
@@ -676,8 +488,9 @@ def render(context: dict) -> str:
     ranked = ctx["ranked"]
     hide = {"discernibility"} if ctx["hide_discernibility"] else set()
     all_values = {m: [c.metrics[m] for c in ranked] for m in METRICS}
-    return PAGE.render(
-        **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide], hasse=len(ctx["states"]) <= HASSE_MAX_NODES,
+    return PAGES.get_template("report.html").render(
+        **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide],
+        hasse=len(ctx["states"]) <= HASSE_MAX_NODES,
         node_of=lambda c: tuple(c.levels[n] for n in names), attack_name=_attack_name,
         median=float(np.median(ctx["sizes"])) if len(ctx["sizes"]) else None,
         best=lambda m: min(all_values[m], default=None),
@@ -706,89 +519,8 @@ def _write_atomically(path: Path, text: str) -> Path:
     return path
 
 
-def write_report(run: Anonymization, path, external: bool = False, warnings: list[str] = (),
+def write_report(run: Anonymization, path, external: bool = False, warnings: Sequence[str] = (),
                  manifest_path: str | None = None, view: dict | None = None, **options) -> Path:
     """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
     context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path, view)
     return _write_atomically(Path(path), render(context))
-
-
-# --------------------------------------------------------------------------------------------------
-# from a manifest
-
-def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
-    if db is not None:
-        path = Path(db)
-    elif manifest.get("database"):
-        path = Path(manifest["database"])
-        if not path.is_absolute() and not path.exists():
-            path = manifest_path.resolve().parent / path    # written relative to where sqlanon ran
-    else:
-        return None
-    if not path.exists():
-        raise DataError(f"database {path} (the manifest's release database, holding the source table) does not "
-                        "exist; give --db")
-    return path.resolve()
-
-
-def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymization, dict, list[str]]:
-    """The manifest's policy and hierarchies on the data as it is now, searched, with the manifest's node
-    chosen; and warnings where the data or hierarchies differ from what the manifest recorded.
-
-    The source is only read: a DuckDB table source is attached read-only into an in-memory database
-    (the manifest's `database` when the policy names none), files through DuckDB's readers.
-    """
-    from .applying import _read_manifest
-    from .policy import load_policy
-    manifest_path = Path(manifest_path)
-    manifest = _read_manifest(manifest_path)
-    raw = copy.deepcopy(manifest["policy"])
-    base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
-    source = dict(raw.get("source") or {})
-    if source.get("engine", "duckdb") == "duckdb" and "table" in source and not any(
-            k in source for k in ("database", "csv", "parquet", "query")):
-        database = _database_for(manifest, manifest_path, db)
-        if database is not None:
-            source["database"] = str(database)
-            raw["source"] = source
-    levels = manifest["chosen"].get("levels")
-    if not isinstance(levels, dict):
-        raise PolicyError("MANIFEST.chosen.levels", f"missing from {manifest_path}")
-    run = Anonymization(load_policy(raw, base_dir=base_dir), db=":memory:", progress=progress)
-    try:
-        warnings = []
-        for q in run.fs.qis:
-            recorded = manifest["hierarchies"].get(q.name, {}).get("sha256_16")
-            if recorded and recorded != q.hierarchy.digest():
-                warnings.append(f"the hierarchy of {q.name} ({q.hierarchy.source}) differs from the one the manifest "
-                                "recorded: this report describes the hierarchy as it is now")
-        recorded_rows = (manifest.get("source") or {}).get("rows")
-        if recorded_rows is not None and recorded_rows != run.fs.rows:
-            warnings.append("the source's size differs from the one the manifest recorded: this report describes "
-                            "the data as it is now")
-        run.search()
-        run.progress.done()
-        run.score_minimal()
-        node = run.evaluate(levels)      # checks the levels against the lattice (one line, exit 2, if bad)
-        match = [c for c in run.candidates if c.levels == {q: levels[q] for q in run.lattice.names}]
-        run.chosen = match[0] if match else Candidate(dict(node.levels), node, all_metrics(run.fs, node))
-    except BaseException:
-        run.close()
-        raise
-    return run, manifest, warnings
-
-
-def report_from_manifest(manifest_path, out=None, external: bool = False, db=None, progress=None,
-                         **options) -> Path:
-    """`sqlanon report MANIFEST`: recompute the release's report from its manifest and write it.
-
-    `out` defaults to the manifest's name with .html (.external.html for an external report).
-    """
-    manifest_path = Path(manifest_path)
-    if out is None:
-        out = manifest_path.with_suffix(".external.html" if external else ".html")
-    view = _manifest_view_coverage(manifest_path, db)    # before the run attaches the database read-only
-    run, _, warnings = open_manifest_run(manifest_path, db, progress)
-    with run:
-        return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
-                            view=view, **options)

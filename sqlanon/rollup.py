@@ -19,6 +19,7 @@ and summing equal rows. `RollupCounts` answers the same questions as `FrequencyS
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,7 +125,7 @@ class RollupCounts:
         self._parents: dict[tuple[int, int, int], np.ndarray] = {}
 
     @staticmethod
-    def open(fs: FrequencySet) -> "RollupCounts | None":
+    def open(fs: FrequencySet) -> RollupCounts | None:
         """A RollupCounts over the frequency set, or None when it is too large or counts persons."""
         if fs.entity or fs.bottom_rows > MAX_CELLS:
             return None
@@ -215,7 +216,7 @@ class RollupCounts:
         return inverse, uniques, radices
 
     # -- the questions the node checker asks -------------------------------------------------------
-    def batch_counts(self, nodes: list[dict[str, int]], distinct: list[str] = ()) -> list[NodeCounts]:
+    def batch_counts(self, nodes: list[dict[str, int]], distinct: Sequence[str] = ()) -> list[NodeCounts]:
         """Like `FrequencySet.batch_counts`: block sizes, and distinct values of `distinct` per block."""
         empty = np.zeros((0, 0), dtype=np.int64)
         sens_index = {s.name: j for j, s in enumerate(self.fs.sensitives)}
@@ -240,7 +241,7 @@ class RollupCounts:
         idx = [self.index[a] for a in levels]
         return bool(idx) and idx == sorted(idx)
 
-    def node_counts(self, levels: dict[str, int], sensitive: list[str] = ()) -> NodeCounts | None:
+    def node_counts(self, levels: dict[str, int], sensitive: Sequence[str] = ()) -> NodeCounts | None:
         """Like `FrequencySet.node_counts` without `refine`: block codes, sizes and dense (B, m) counts of
         the `sensitive` attributes, blocks in code order; None for a node it cannot answer."""
         if not self._in_order(levels):
@@ -303,3 +304,13 @@ class RollupCounts:
                 starts = _runs(blk[:, None])
             out.append(SparseCounts(_unpack(uniques, radices), starts, value, counts, m))
         return out
+
+
+def counts_source(fs: FrequencySet) -> RollupCounts | FrequencySet:
+    """What answers `batch_counts` and `sparse_counts` for the node checker: node counts rolled up in memory
+    from cached finer results when the frequency set is small (`RollupCounts`), else the frequency set itself
+    (one GROUP BY per node in the database). Chosen once per frequency set."""
+    source = fs._counts_source
+    if source is None:
+        source = fs._counts_source = (RollupCounts.open(fs) if fs.rollup else None) or fs
+    return source

@@ -69,7 +69,7 @@ def release_tree(run, source: str | None = None) -> exp.Select:
             source = src.table or src.label
     suppressed = bool(result.suppressed_rows)
     maps = {}
-    for col, q, level in release_columns(policy, fs, result.levels):
+    for _col, q, level in release_columns(policy, fs, result.levels):
         if q is not None and _needs_map(level, suppressed):
             maps[q.name] = map_cte_name(q.index)
             ctes.append((maps[q.name], _mapping_values(q, level)))
@@ -96,7 +96,8 @@ def release_script(run, dialect: str = templates.TEMPLATE_DIALECT, source: str |
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
     lines = [f"-- sqlanon: the release of policy {policy.path or '(dict)'} at {levels}, in the {dialect} dialect",
              "-- Run it as it is on a database holding the source table: it creates nothing, and its rows are",
-             "-- the released rows. Mapping tables are inline (VALUES): base value, label and code at the chosen level."]
+             "-- the released rows. Mapping tables are inline (VALUES): base value, label and code at the chosen "
+             "level."]
     if source is None and policy.source.kind in ("csv", "parquet"):
         lines.append(f"-- It reads the table {policy.source.table or policy.source.label} (load the "
                      f"{policy.source.kind} file into it, or pass --source NAME).")

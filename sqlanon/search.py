@@ -43,7 +43,7 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
     satisfying: set = set()
     undecided: set = set()
     dominated: set = set()          # nodes with a satisfying node strictly below them: never minimal
-    for height, level in by_height(lattice):
+    for _height, level in by_height(lattice):
         todo = []
         for node in level:
             if any(s in satisfying or s in dominated for s in direct_specializations(node)):

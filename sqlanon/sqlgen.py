@@ -44,7 +44,8 @@ def policy_sql(run, dialect: str) -> str:
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
-    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_name, entity=policy.entity_key)
+    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_name,
+               entity=policy.entity_key)
     out.append("-- the bottom frequency set (one scan of the source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))

@@ -146,7 +146,7 @@ def render(template: str, **context) -> str:
 
 def parse(sql: str, dialect: str = TEMPLATE_DIALECT) -> exp.Expression:
     """Parse one statement; raise ValueError when the text is not exactly one statement."""
-    statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    statements = [s for s in sqlglot.parse(sql, read=dialect) if isinstance(s, exp.Expression)]
     if len(statements) != 1:
         raise ValueError(f"expected one SQL statement, got {len(statements)}: {sql[:200]}")
     return statements[0]

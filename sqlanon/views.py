@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .errors import DataError, PolicyError
+from .errors import PolicyError
 from .models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -120,10 +119,9 @@ def view_criteria(policy, fs) -> list:
     return criteria_from_policy(policy.privacy_model or policy.privacy, {s.name: s.domain for s in fs.sensitives})
 
 
-def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> None:
-    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted)."""
-    from .release import release_columns
-    columns = release_columns(policy, fs, levels)
+def create_view(backend, name: str, policy, fs, columns: list, maps: dict[str, str], source: str) -> None:
+    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted);
+    `columns` are the release's (`release.release_columns`)."""
     ctx = enforcement(policy, view_criteria(policy, fs)).context()
     qi_cols = [col for col, qi, _ in columns if qi is not None]
     packed = packed_key(fs, [(col, lvl) for col, qi, lvl in columns if qi is not None])
@@ -153,8 +151,8 @@ def coverage(backend, view: str, source: str, qis: list[tuple[str, str]]) -> dic
     """Source rows, rows the view returns now, rows it suppresses at read time, and source rows holding
     a quasi-identifier value unknown to its mapping table (released at the hierarchy's top).
     `qis`: (column, mapping table) per quasi-identifier."""
-    total, unknown = backend.fetchone("view_coverage.sql", source=source, qis=qis)
-    shown = int(backend.fetchone("count_rows.sql", relation=view)[0])
+    total, unknown = backend.fetchrow("view_coverage.sql", source=source, qis=qis)
+    shown = int(backend.fetchrow("count_rows.sql", relation=view)[0])
     total, unknown = int(total or 0), int(unknown or 0)
     return {"source_rows": total, "view_rows": shown, "suppressed_rows": total - shown, "unknown_rows": unknown,
             "suppressed_share": (total - shown) / total if total else 0.0,
@@ -167,7 +165,8 @@ def parse_drift(raw) -> dict:
     if raw is None:
         return dict(DEFAULT_DRIFT)
     if not isinstance(raw, dict):
-        raise PolicyError("release.drift", f"must be a mapping like {{max_suppressed: 0.05, renode: true}}; got {raw!r}")
+        raise PolicyError("release.drift",
+                          f"must be a mapping like {{max_suppressed: 0.05, renode: true}}; got {raw!r}")
     for key in raw:
         if key not in DRIFT_KEYS:
             raise PolicyError(f"release.drift.{key}", f"unknown key; use {', '.join(DRIFT_KEYS)}")
@@ -176,7 +175,8 @@ def parse_drift(raw) -> dict:
         if key in raw:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise PolicyError(f"release.drift.{key}", f"must be a fraction of the source rows from 0 to 1; got {v!r}")
+                raise PolicyError(f"release.drift.{key}",
+                                  f"must be a fraction of the source rows from 0 to 1; got {v!r}")
             out[key] = float(v)
     if "renode" in raw:
         if not isinstance(raw["renode"], bool):
@@ -221,62 +221,3 @@ def coverage_lines(cov: dict) -> list[str]:
             "fail the policy on the live source)"),
             (f"values unknown to the mapping tables: {cov['unknown_rows']:,} source rows ({cov['unknown_share']:.2%}; "
             "released at the hierarchy's top)")]
-
-
-def get_manifest(release: str | Path, backend=None) -> dict:
-    """The manifest of a release: a manifest file's path today. Later also a release name looked up in the
-    target database's release catalog through `backend` (one place to change)."""
-    from .applying import _read_manifest
-    path = Path(release)
-    if path.suffix.lower() == ".json" or path.exists() or backend is None:
-        return _read_manifest(path)
-    raise PolicyError("MANIFEST", f"{release} is not a manifest file; give the path of a manifest written by "
-                      "sqlanon anonymize --json")
-
-
-def status(manifest_path, db=None, renode: bool | None = None) -> dict:
-    """The drift of a view release against its manifest: its coverage now, and (when `renode`, default:
-    the policy's ``release.drift.renode``) whether a new search on the live source would choose another node."""
-    from .anonymizer import Anonymization, default_db
-    from .engine import open_backend
-    from .policy import load_policy
-    from .progress import Progress
-    manifest = get_manifest(manifest_path)
-    views = [o for o in manifest.get("outputs", []) if o.get("kind") == "view"]
-    if not views:
-        raise PolicyError("MANIFEST.outputs", f"{manifest_path} records no view release; status measures view "
-                          "releases (release.materialize: view)")
-    name = views[0]["name"]
-    released = dict(manifest["chosen"]["levels"])
-    base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
-    policy = load_policy(manifest["policy"], base_dir=base_dir)
-    limits = policy.release.drift
-    db = db or manifest.get("database") or default_db(policy)
-    backend = open_backend(policy.source, db)
-    try:
-        source = backend.view_source(policy.source)
-        if source is None or backend.relation_kind(name) != "VIEW":
-            raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
-                              "release's database with --db")
-        maps = [(q, f"{name}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)]
-        cov = coverage(backend, name, source, maps)
-    finally:
-        backend.close()
-    found = None
-    if limits["renode"] if renode is None else renode:
-        # a new search over the live source; values unknown to a hierarchy file stop it: that is drift too
-        # (the hierarchy needs those values before anything can be re-released)
-        try:
-            with Anonymization(policy, db=db, progress=Progress(enabled=False)) as run:
-                run.search()
-                found = {"levels": dict(run.choose().levels), "released": released}
-        except DataError as e:
-            found = {"levels": None, "released": released, "error": str(e)}
-    reasons = drift_verdict(cov, limits, found)
-    out = {"release": name, "manifest": str(manifest_path), "released_levels": released, **cov,
-           "limits": limits, "drifted": bool(reasons), "reasons": reasons}
-    if found is not None:
-        out["new_levels"] = found["levels"]
-        if found.get("error"):
-            out["renode_error"] = found["error"]
-    return out

@@ -21,6 +21,7 @@ HOSPITAL = DATASETS / "hospital"
 # and were not timed. Listed by function here rather than decorated in each file; `tests/test_markers.py`
 # checks that every name still names a test. tests/test_engines.py is marked `engines` as a whole.
 SLOW = {
+    "tests/test_imports.py::test_every_module_imports_first_in_a_fresh_interpreter",  # about 15 s
     "tests/test_optimum.py::test_release_is_the_brute_force_optimum_for_every_metric",  # about 25 s
     "tests/test_optimum.py::test_adult_seven_configurations_equal_arx_optimum",  # about 15 s
     "tests/test_optimum.py::test_bounds_hold_for_every_node_above",  # about 10 s

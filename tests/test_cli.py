@@ -208,6 +208,19 @@ def test_demo_runs_from_the_installed_entry_point(tmp_path):
 ])
 def test_every_error_derives_from_sqlanon_error_with_its_exit_code(error, code):
     assert isinstance(error, sqlanon.SqlanonError) and error.exit_code == code
-    assert set(sqlanon.__all__) >= {"Anonymization", "connect", "SqlanonError", "UserError", "PolicyError",
+    assert set(sqlanon.__all__) >= {"Anonymization", "search_and_choose", "connect", "SqlanonError", "UserError", "PolicyError",
                                     "DataError", "PrivacyNotMet"}
     assert all(getattr(sqlanon, name) is not None for name in sqlanon.__all__)
+
+
+def test_connect_is_a_deprecated_alias_of_search_and_choose():
+    policy = {"source": {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"},
+              "quasi_identifiers": {"age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                                    "nationality": {"hierarchy": "suppress"}},
+              "sensitive": ["condition"], "privacy": {"k": 2}, "release": {"materialize": "none"}}
+    with sqlanon.search_and_choose(policy) as new:
+        expected = (dict(new.chosen.levels), [c.levels for c in new.candidates])
+    with pytest.warns(DeprecationWarning, match="search_and_choose"), sqlanon.connect(policy) as old:
+        assert (dict(old.chosen.levels), [c.levels for c in old.candidates]) == expected
+    # ages in three ranges, nationality suppressed: classes of 4, 4 and 4 (kept, <30 holds a lone Japanese)
+    assert expected[0] == {"age": 1, "nationality": 1}

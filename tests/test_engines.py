@@ -558,7 +558,7 @@ def test_a_psycopg_connection_can_be_handed_in(postgres, tmp_path):
     import sqlanon
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         policy = dict(_hospital_policy("postgres", {"k": 4}), source={"table": "hospital"})
-        run = sqlanon.connect(con, policy)
+        run = sqlanon.search_and_choose(con, policy)
         assert run.backend.engine == "postgres" and run.chosen.levels == {"zip_code": 1, "age": 1, "nationality": 1}
         run.close()                                          # the caller's connection stays open
         assert con.execute("SELECT COUNT(*) FROM hospital").fetchone() == (12,)

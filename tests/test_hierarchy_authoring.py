@@ -159,7 +159,7 @@ def test_anonymizing_with_edge_tables_gives_the_same_release(tmp_path):
         _write(tmp_path, f"{name}.csv", wide_to_edges(ADULT / "hierarchies" / f"{name}.csv"))
     results = []
     for folder in (ADULT / "hierarchies", tmp_path):
-        with sqlanon.connect(_adult_policy(folder, folder / "occupation.csv")) as run:
+        with sqlanon.search_and_choose(_adult_policy(folder, folder / "occupation.csv")) as run:
             results.append(([c.as_dict() for c in run.candidates], run.chosen.levels,
                             run.achieved(run.chosen.result), run.fs.sensitives[0].domain.levels.tolist()))
     assert results[0] == results[1]

@@ -38,7 +38,7 @@ def _counts(page: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def hospital_run():
-    run = sqlanon.connect(hospital_policy(k=2))
+    run = sqlanon.search_and_choose(hospital_policy(k=2))
     yield run
     run.close()
 
@@ -129,7 +129,7 @@ def test_external_report_withholds_what_gives_away_a_small_suppression():
     # 20 + 17 rows in two classes, 3 rows in a class that k = 5 suppresses (budget 10 % = 4 rows)
     con.execute("""CREATE TABLE t AS SELECT CASE WHEN i < 20 THEN 'a' WHEN i < 37 THEN 'b' ELSE 'c' END AS g,
                    'v' || (i % 4) AS s FROM range(40) r(i)""")
-    run = sqlanon.connect(con, {"source": {"table": "t"}, "quasi_identifiers": {"g": {"hierarchy": "suppress"}},
+    run = sqlanon.search_and_choose(con, {"source": {"table": "t"}, "quasi_identifiers": {"g": {"hierarchy": "suppress"}},
                                 "sensitive": ["s"], "privacy": {"k": 5, "max_suppression": 0.1}})
     assert run.chosen.levels == {"g": 0} and run.chosen.result.suppressed_rows == 3
     disc = 20 ** 2 + 17 ** 2 + 40 * 3

@@ -90,7 +90,7 @@ def test_the_harness_sees_a_page_that_tries_to_fetch(chromium, tmp_path):
 
 
 def test_hospital_report_renders_with_no_console_message(chromium, tmp_path):
-    with sqlanon.connect(hospital_policy(k=2)) as run:
+    with sqlanon.search_and_choose(hospital_policy(k=2)) as run:
         page = run.report(tmp_path / "hospital.html", groups=GROUPS)
     dom, console = browse(chromium, page, tmp_path)
     assert console == []
@@ -107,7 +107,7 @@ def test_hospital_report_renders_with_no_console_message(chromium, tmp_path):
 
 
 def test_external_report_renders_without_the_exposed_classes(chromium, tmp_path):
-    with sqlanon.connect(hospital_policy(k=2)) as run:
+    with sqlanon.search_and_choose(hospital_policy(k=2)) as run:
         page = run.report(tmp_path / "external.html", external=True, groups=GROUPS)
     dom, console = browse(chromium, page, tmp_path)
     assert console == []

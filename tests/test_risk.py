@@ -17,7 +17,7 @@ from test_models_risk import THREE_TIMES, adult_database
 
 from sqlanon.cli import main
 from sqlanon.risk import estimators, measures
-from sqlanon.risk.cli import risk_of
+from sqlanon.cli.risk import risk_of
 
 QIS4 = ["age", "sex", "race", "marital_status"]
 
@@ -260,7 +260,7 @@ def test_report_risk_section_before_and_after_by_hand():
                                     "nationality": {"hierarchy": "suppress"}},
               "sensitive": ["condition"], "privacy": {"k": 2}, "utility": "discernibility",
               "release": {"name": "hospital_release", "materialize": "none"}}
-    with sqlanon.connect(policy) as run:
+    with sqlanon.search_and_choose(policy) as run:
         context = report_context(run, ReportOptions())
         risk = context["risk"]
         # the 12 rows are all unique on (zip, age, nationality); the release (zip, age band, *) pairs them

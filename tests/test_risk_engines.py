@@ -9,7 +9,7 @@ import yaml
 from conftest import adult_policy
 from test_engines import ADULT_4, _assert_same, _outcome, _source, postgres, spark  # noqa: F401  (fixtures)
 
-from sqlanon.risk.cli import risk_of
+from sqlanon.cli.risk import risk_of
 
 NODE = "age=2,sex=0,race=1,marital_status=1"
 

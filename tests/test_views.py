@@ -215,7 +215,7 @@ class _Duck:
     def __init__(self, con):
         self.con = con
 
-    def fetchone(self, template, **ctx):
+    def fetchrow(self, template, **ctx):
         from sqlanon import templates
         return self.con.execute(templates.render_for(template, **ctx)).fetchone()
 

@@ -51,7 +51,7 @@ def columns_frame(columns: dict) -> dict[str, np.ndarray]:
 def as_pandas(frame):
     """A pandas DataFrame of `frame` (a DataFrame already, or a dict of numpy columns)."""
     if isinstance(frame, dict):
-        import pandas as pd     # only the PostgreSQL and Spark engines need it
+        import pandas as pd  # only the PostgreSQL and Spark engines need it
         return pd.DataFrame(frame)
     return frame
 
@@ -60,7 +60,8 @@ def frame_columns(frame) -> list[tuple[str, str]]:
     """(column, SQL type) of a frame (pandas, or a dict of numpy columns); int32 stays INTEGER so codes keep
     their width."""
     out = []
-    dtypes = {c: np.asarray(v).dtype for c, v in frame.items()} if isinstance(frame, dict) else dict(frame.dtypes.items())
+    dtypes = ({c: np.asarray(v).dtype for c, v in frame.items()} if isinstance(frame, dict)
+              else dict(frame.dtypes.items()))
     for col, dtype in dtypes.items():
         if dtype.kind == "i" and dtype.itemsize <= 4:
             out.append((str(col), "INTEGER"))
@@ -150,6 +151,13 @@ class Backend:
         rows = self.fetchall(template, params, **context)
         return rows[0] if rows else None
 
+    def fetchrow(self, template: str, params=None, **context) -> tuple:
+        """The one row of an aggregate query (a SELECT of aggregates without GROUP BY always returns one)."""
+        row = self.fetchone(template, params, **context)
+        if row is None:
+            raise RuntimeError(f"{template} returned no row")     # a bug in the template, not a user error
+        return row
+
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
         return self._run(template, params, context, "numpy")
 
@@ -164,7 +172,7 @@ class Backend:
         """
         selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
         sql = templates.render("union_all.sql", selects=selects, order=order or [])
-        out = None
+        out: dict[str, np.ndarray] = {}
         for statement in dialects.transpile(sql, self.dialect):
             out = self._timed(statement, None, "numpy", template)
         return out

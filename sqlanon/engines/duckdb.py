@@ -98,7 +98,7 @@ class DuckDBBackend(Backend):
         return [name for (name,) in self.fetchall("temporary_tables.sql")]
 
     def table_exists(self, name: str) -> bool:
-        return bool(self.fetchone("table_exists.sql", [name])[0])
+        return bool(self.fetchrow("table_exists.sql", [name])[0])
 
     def transaction(self):
         return _Transaction(self.con)
@@ -127,7 +127,7 @@ class DuckDBBackend(Backend):
                     self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
                 except DataError as e:     # the query names a table or column that is not there
                     reason = str(e).split("): ", 1)[-1]
-                    raise PolicyError("source.query", f"DuckDB cannot run it"
+                    raise PolicyError("source.query", "DuckDB cannot run it"
                                       + (f" against {source.database}" if source.database else "")
                                       + f": {reason}") from None
             else:
@@ -138,13 +138,13 @@ class DuckDBBackend(Backend):
                         raise PolicyError("source.table", f"{source.table!r} names a catalog, but the table is read "
                                           f"from source.database {source.database}: write schema.table or table")
                     catalog, schema = attached, schema or "main"
-                exists = self.fetchone("relation_exists.sql", [catalog, schema, table])[0]
+                exists = self.fetchrow("relation_exists.sql", [catalog, schema, table])[0]
                 if not exists:
                     raise DataError(f"source table '{source.table}' does not exist"
                                     + (f" in {source.database}" if source.database else "")
                                     + "; check the name (schema.table for another schema)")
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
-                             query="SELECT * FROM " + templates.qualified(catalog, schema, table))
+                             query="SELECT * FROM " + templates.qualified(*(p for p in (catalog, schema, table) if p)))
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return SOURCE_VIEW
@@ -180,14 +180,15 @@ class DuckDBBackend(Backend):
         empty = False
         if self.created and self.path is not None:
             try:
-                empty = not self.con.execute(
+                row = self.con.execute(
                     "SELECT (SELECT COUNT(*) FROM duckdb_tables() WHERE database_name = current_database() "
                     "AND NOT temporary) + (SELECT COUNT(*) FROM duckdb_views() WHERE database_name = "
-                    "current_database() AND NOT temporary AND NOT internal)").fetchone()[0]
+                    "current_database() AND NOT temporary AND NOT internal)").fetchone()
+                empty = row is not None and not row[0]
             except duckdb.Error:
                 empty = False
         self.con.close()
-        if empty:
+        if empty and self.path is not None:
             for f in (self.path, self.path.with_name(self.path.name + ".wal")):
                 f.unlink(missing_ok=True)
 

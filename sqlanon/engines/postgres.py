@@ -90,7 +90,7 @@ class PostgresBackend(Backend):
         con.adapters.register_loader("numeric", _numeric_loader())
 
     @classmethod
-    def open(cls, source) -> "PostgresBackend":
+    def open(cls, source) -> PostgresBackend:
         psycopg = _import_psycopg()
         from psycopg import conninfo
         dsn = os.environ.get(source.dsn_env or "")
@@ -108,7 +108,7 @@ class PostgresBackend(Backend):
         except psycopg.Error:
             raise PolicyError("source.dsn_env", f"environment variable {source.dsn_env} does not hold a valid "
                               "PostgreSQL connection string or URL") from None
-        secrets = (info.get("password"), kwargs.get("password"), dsn)
+        secrets = tuple(str(s) for s in (info.get("password"), kwargs.get("password"), dsn) if s)
         where = _where(info)
         try:
             con = psycopg.connect(dsn, autocommit=True, connect_timeout=int(info.get("connect_timeout") or 10),
@@ -189,7 +189,7 @@ class PostgresBackend(Backend):
     def attach_source(self, source) -> str:
         if source.kind == "table":
             if self.relation_kind(source.table) is None:
-                schema = self.fetchone("current_schema.sql")[0]
+                schema = self.fetchrow("current_schema.sql")[0]
                 raise DataError(f"source table '{source.table}' does not exist in PostgreSQL {self.where} "
                                 f"(schema {schema})")
             query = "SELECT * FROM " + templates.relation(source.table)

@@ -27,6 +27,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -179,10 +180,8 @@ def _output_to(path: str):
     """Point file descriptors 1 and 2 at `path` while the JVM starts (it inherits them), then restore."""
     import sys
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.flush()
-        except (AttributeError, ValueError, OSError):
-            pass
     saved = []
     try:
         saved = [os.dup(1), os.dup(2)]
@@ -224,10 +223,10 @@ class SparkBackend(Backend):
         self.spark = self.con = spark
         self.owned = owned
         self._errors = _errors()
-        self._frames: dict[str, object] = {}     # temporary views made from pandas frames (cached DataFrames)
+        self._frames: dict[str, Any] = {}     # temporary views made from pandas frames (cached DataFrames)
 
     @classmethod
-    def open(cls, source) -> "SparkBackend":
+    def open(cls, source) -> SparkBackend:
         session, created = build_session(source.master, source.conf)
         return cls(session, owned=created)
 
@@ -411,10 +410,8 @@ class _DropOnFailure:
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
             for name in sorted(self.b._tables() - self.before):
-                try:
+                with contextlib.suppress(Exception):
                     self.b.execute("drop_relation.sql", name=name, kind=self.b.relation_kind(name))
-                except Exception:
-                    pass
         return False
 
 

@@ -27,15 +27,10 @@ NAMES = (        # report order; one experiment module per line
     "marginals",
 )
 
-__all__ = ["NAMES", "run_experiments", "experiments"]
+__all__ = ["NAMES", "experiments"]
 
 
 def experiments() -> dict:
     """name -> experiment module, in report order."""
     from importlib import import_module
     return {n: import_module(f"{__name__}.{n}") for n in NAMES}
-
-
-def run_experiments(*args, **kwargs) -> dict:
-    from .runner import run_experiments as run
-    return run(*args, **kwargs)

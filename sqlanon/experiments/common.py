@@ -15,9 +15,11 @@ import platform
 import resource
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -33,7 +35,7 @@ SEED = 20070301        # TKDD 1(1), March 2007: the seed of every sample
 SAMPLE_FRACTION = 0.05  # the paper's 5 % Bernoulli subsample (Figures 15-19)
 
 # docs/DESIGN.md section 6 / TKDD Figure 7, in the paper's order (the performance experiment's QI order)
-ADULT_QIS = {
+ADULT_QIS: dict[str, Any] = {
     "age": {"hierarchy": "intervals", "widths": [5, 10, 20]},
     "sex": {"hierarchy": "suppress"},
     "race": {"hierarchy": "suppress"},
@@ -59,7 +61,7 @@ def occupation_hierarchy() -> Path:
 
 def adult_qis(names) -> dict:
     """Quasi-identifier specs over the shipped Adult hierarchies (absolute paths)."""
-    out = {}
+    out: dict[str, Any] = {}
     for n in names:
         spec = dict(ADULT_QIS[n])
         if spec["hierarchy"].endswith(".csv"):
@@ -70,10 +72,7 @@ def adult_qis(names) -> dict:
 
 def adult_policy(table: str, qis, privacy: dict, sensitive="occupation", occupation_groups: bool = False) -> dict:
     """A policy over an Adult table of the experiment's connection."""
-    if occupation_groups:
-        sens = {sensitive: {"hierarchy": str(occupation_hierarchy())}}
-    else:
-        sens = [sensitive]
+    sens = {sensitive: {"hierarchy": str(occupation_hierarchy())}} if occupation_groups else [sensitive]
     return {"source": {"table": table}, "quasi_identifiers": adult_qis(qis), "sensitive": sens,
             "privacy": privacy, "utility": "discernibility"}
 
@@ -224,7 +223,7 @@ class Context:
     repeat: int = 3
     landsend_timeout: float = 120.0
     landsend_memory_mb: float = 6144.0
-    log: object = None
+    log: Callable[[str], None] | None = None
     _con: duckdb.DuckDBPyConnection | None = field(default=None, repr=False)
     tables: dict = field(default_factory=dict)
 

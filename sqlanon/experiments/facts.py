@@ -107,7 +107,8 @@ def markdown(res: dict) -> str:
 
 def _agreement(res: dict) -> str:
     p = paper.FACTS
-    same = {"rows": res["rows"] == p["rows"], "entropy": round(res["occupation_entropy_l"], 2) == p["occupation_entropy_l"],
+    same = {"rows": res["rows"] == p["rows"],
+            "entropy": round(res["occupation_entropy_l"], 2) == p["occupation_entropy_l"],
             "recursive": res["searches"]["recursive (3,12)"]["minimal"] == p["recursive_3_12_tables"],
             "ages": res["age_81_90"] == p["age_81_90"] and res["age_31_40"] == p["age_31_40"]}
     agree = [k for k, v in same.items() if v]
@@ -117,8 +118,8 @@ def _agreement(res: dict) -> str:
         text += (f" Differ: {', '.join(differ)} (a run on a sample of Adult (`--sample-rows`) changes these; the "
                  "committed report runs on all rows).")
     ages = res["sample_ages"]["distinct"]
-    text += (f" The 5 % sample has {res['sample_rows']:,} rows, {res['sample_rows'] / max(ages, 1):.0f} per age value on "
-             f"average over the {ages} ages present and a median of "
+    text += (f" The 5 % sample has {res['sample_rows']:,} rows, {res['sample_rows'] / max(ages, 1):.0f} per age "
+             f"value on average over the {ages} ages present and a median of "
              f"{res['sample_ages']['median_rows']:.0f} (the ages are skewed); the paper gives neither its sample's "
              "size nor its seed, so this row is only a plausibility check of the paper's \"around 20\".\n")
     return text

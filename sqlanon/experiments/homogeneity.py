@@ -10,6 +10,8 @@ A sensitivity run repeats it with the age intervals aligned the way the paper's 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .. import attacks
 from . import paper
 from .common import Context, Timer, adult_policy, with_privacy
@@ -36,13 +38,12 @@ def _one_k(run, k: int) -> dict:
 
 
 def run(ctx: Context) -> dict:
-    out = {"qi": list(QI), "sensitive": "salary", "ks": list(paper.HOMOGENEITY_KS), "threshold": NEAR,
+    out: dict[str, Any] = {"qi": list(QI), "sensitive": "salary", "ks": list(paper.HOMOGENEITY_KS), "threshold": NEAR,
            "rows": None, "ours": [], "age_origin_1": []}
-    with Timer() as t:
-        with ctx.run("adult", QI, {"k": 2}, sensitive="salary") as r:
-            out["rows"] = r.fs.rows
-            for k in paper.HOMOGENEITY_KS:
-                out["ours"].append(_one_k(r, k))
+    with Timer() as t, ctx.run("adult", QI, {"k": 2}, sensitive="salary") as r:
+        out["rows"] = r.fs.rows
+        for k in paper.HOMOGENEITY_KS:
+            out["ours"].append(_one_k(r, k))
     out["seconds"] = t.seconds
     # sensitivity: the paper's text describes age ranges [1-5], [6-10], ... (intervals aligned at 1)
     policy = adult_policy("adult", QI, {"k": 2}, "salary")

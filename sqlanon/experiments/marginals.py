@@ -10,14 +10,15 @@ four). `ALTERNATIVES` lists what other choices give, computed in the same run.
 For each minimal table: its KL-divergence alone (Figure 5), the best collection the greedy search of
 `sqlanon.marginals.search` finds containing it (Figure 6: A+, B+, C+), the paper's OPT (the best
 collection overall, no table required: the best of seeded random walks over decomposable collections with
-forward and backward moves, Sec. 5.2, from the suppressed table and from each X+), and the one-attribute path (Figure 7: one-attribute marginals added to
-the table in order of greatest improvement). The baseline is the table with every non-sensitive attribute
-suppressed. Labels A, B, C follow the lattice's order of the minimal nodes, not the paper's (whose
-tables are not given).
+forward and backward moves, Sec. 5.2, from the suppressed table and from each X+), and the one-attribute
+path (Figure 7: one-attribute marginals added to the table in order of greatest improvement). The baseline
+is the table with every non-sensitive attribute suppressed. Labels A, B, C follow the lattice's order of
+the minimal nodes, not the paper's (whose tables are not given).
 """
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ..errors import UserError
 from ..marginals.session import Marginals
@@ -29,12 +30,12 @@ TITLE = "Anonymized marginals on Adult (Kifer & Gehrke, SIGMOD 2006, Figures 5-7
 QI = ("race", "sex", "age", "marital_status")
 SENSITIVE = "occupation"
 K, L = 6, 6
-PRIVACY = {"k": K, "l_diversity": {"variant": "entropy", "l": L}}
+PRIVACY: dict[str, Any] = {"k": K, "l_diversity": {"variant": "entropy", "l": L}}
 MAX_SENSITIVE = 3
 RELAXATIONS = (0.1, 0.25, 0.5)    # alpha of the relaxed maxent l-diversity check (Sec. 6), with the same l
 PAIRS_C = 3                        # recursive (c, |C|)-diversity: the |C| = l pruning variant (Sec. 6)
-WALK = {"steps": 1000, "temperature": 0.01, "seed": 0}     # the OPT walks (seeds seed, seed + 1, ...)
-ALTERNATIVES = {
+WALK: dict[str, Any] = {"steps": 1000, "temperature": 0.01, "seed": 0}     # the OPT walks (seeds seed, seed + 1, ...)
+ALTERNATIVES: dict[str, Any] = {
     "k = 6, recursive (3, 6)": {"k": 6, "l_diversity": {"variant": "recursive", "c": 3, "l": 6}},
     "k = 10, entropy 3": {"k": 10, "l_diversity": {"variant": "entropy", "l": 3}},
     "k = 5, distinct 5": {"k": 5, "l_diversity": {"variant": "distinct", "l": 5}},
@@ -51,7 +52,7 @@ PAPER_CLAIMS = [
 
 def run(ctx: Context) -> dict:
     t0 = time.perf_counter()
-    out = {"qi": list(QI), "sensitive": SENSITIVE, "privacy": PRIVACY, "max_sensitive": MAX_SENSITIVE,
+    out: dict[str, Any] = {"qi": list(QI), "sensitive": SENSITIVE, "privacy": PRIVACY, "max_sensitive": MAX_SENSITIVE,
            "tables": [], "alternatives": {}}
     with ctx.run("adult", QI, PRIVACY) as r:
         out["rows"] = r.fs.rows
@@ -61,7 +62,7 @@ def run(ctx: Context) -> dict:
         for i, c in enumerate(cands):
             label = chr(ord("A") + i)
             tab = ms.table(c.levels)
-            entry = {"label": label, "levels": dict(c.levels), "kl": ms.single_table_kl(tab),
+            entry: dict[str, Any] = {"label": label, "levels": dict(c.levels), "kl": ms.single_table_kl(tab),
                      "kl_metric": c.metrics["kl_divergence"]}
             t = time.perf_counter()
             found = ms.search(c.levels)
@@ -112,7 +113,7 @@ def check_variants(ms, coll) -> dict:
     (c, |C|)-diversity by pairwise ratios, against the conic hull: the same answer, asserted)."""
     from ..marginals.privacy import maxent_l_diversity, maxent_l_diversity_relaxed
     from ..models.ldiversity import RecursiveCLDiversity
-    out = {"relaxed": {}}
+    out: dict[str, Any] = {"relaxed": {}}
     for alpha in RELAXATIONS:
         pruned = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=True))
         full = _timed(lambda a=alpha: maxent_l_diversity_relaxed(coll, L, a, ms.counts, prune=False))
@@ -132,16 +133,16 @@ def claims(out: dict) -> dict:
     if not tabs:
         return {}
     base = out["suppressed_kl"]
-    res = {"tables_poor": {"holds": all(t["kl"] >= 0.25 * base for t in tabs),
-                           "ours": "table KL / suppressed KL (we call >= 0.25 'of the order'): " + ", ".join(f"{t['label']} {t['kl'] / base:.2f}"
-                                                                          for t in tabs)},
+    res: dict[str, Any] = {"tables_poor": {"holds": all(t["kl"] >= 0.25 * base for t in tabs),
+                           "ours": "table KL / suppressed KL (we call >= 0.25 'of the order'): "
+                                   + ", ".join(f"{t['label']} {t['kl'] / base:.2f}" for t in tabs)},
            "plus_better": {"holds": all(t["plus"]["kl"] <= 0.5 * t["kl"] for t in tabs),
-                           "ours": "X+ KL / X KL (we call <= 0.5 'by far'): " + ", ".join(f"{t['label']} {t['plus']['kl'] / t['kl']:.2f}"
-                                                              for t in tabs)}}
+                           "ours": "X+ KL / X KL (we call <= 0.5 'by far'): "
+                                   + ", ".join(f"{t['label']} {t['plus']['kl'] / t['kl']:.2f}" for t in tabs)}}
     opt = out["opt"]
     res["b_is_opt"] = {"holds": opt["equals"] is not None,
-                       "ours": f"OPT (best of {len(opt['walks'])} random walks of {opt['walk']['steps']} steps, forward "
-                               f"and backward moves) KL {opt['kl']:.4f}; best X+ {opt['best_plus']} "
+                       "ours": f"OPT (best of {len(opt['walks'])} random walks of {opt['walk']['steps']} steps, "
+                               f"forward and backward moves) KL {opt['kl']:.4f}; best X+ {opt['best_plus']} "
                                f"{opt['best_plus_kl']:.4f} (rule: holds when OPT's KL is no lower than some X+'s, "
                                "relative 1e-9); our labels are not the paper's"}
     gaps = []
@@ -241,13 +242,13 @@ def markdown(res: dict) -> str:
                       [[claim, c[key]["ours"], _verdict(c[key]["holds"])] for key, claim in PAPER_CLAIMS if key in c]))
     text.append(
         "\n**Where we differ and why.** (1) k, l and the l-diversity variant are our choice (the digits are lost); "
-        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (datasets/adult/hierarchies), and the "
-        "paper's one-attribute age marginal used its own ranges (lost digits); ours picks the finest level of our age "
-        "hierarchy that is k-anonymous. (3) OPT is the best collection our random walks found (the paper does not say how it searched: "
-        "a genetic algorithm or a random walk); a walk is not exhaustive, so OPT is an upper bound on the true "
-        "optimum's KL. (4) KL uses natural logarithms; the paper gives no base. (5) X+ is the greedy search, which "
-        "only adds vertices and edges (a removal never lowers KL, Theorem 5.3) and stops at the first step that no "
-        "private move improves; the walks also remove.\n")
+        "the paper uses (c,l)-diversity in its definitions. (2) Hierarchies are ours (datasets/adult/hierarchies), "
+        "and the paper's one-attribute age marginal used its own ranges (lost digits); ours picks the finest level of "
+        "our age hierarchy that is k-anonymous. (3) OPT is the best collection our random walks found (the paper does "
+        "not say how it searched: a genetic algorithm or a random walk); a walk is not exhaustive, so OPT is an upper "
+        "bound on the true optimum's KL. (4) KL uses natural logarithms; the paper gives no base. (5) X+ is the "
+        "greedy search, which only adds vertices and edges (a removal never lowers KL, Theorem 5.3) and stops at the "
+        "first step that no private move improves; the walks also remove.\n")
     return "\n".join(text)
 
 
@@ -270,7 +271,8 @@ def plots(res: dict, out) -> list[str]:
     ax1.set_title("Figures 5-6: tables and collections")
     for t in res["tables"]:
         xs = ["table"] + [p["attribute"] for p in t["path"][1:]]
-        line, = ax2.plot(range(len(xs)), [p["kl"] for p in t["path"]], marker="o", label=f"{t['label']} + one-attribute")
+        line, = ax2.plot(range(len(xs)), [p["kl"] for p in t["path"]], marker="o",
+                         label=f"{t['label']} + one-attribute")
         ax2.axhline(t["plus"]["kl"], linestyle=":", linewidth=0.8, color=line.get_color())
     first = res["tables"][0]
     ax2.set_xticks(range(len(first["path"])))

@@ -1,6 +1,7 @@
 """Privacy-MaxEnt (Du, Teng & Zhu, SIGMOD 2008): the toy examples of Figure 1 / Section 3.1, and the Adult
 experiments of Section 7 (Figure 5: estimation accuracy against the amount of background knowledge;
-Figure 6: against the number T = 1..8 of quasi-identifier attributes in the rules; Figure 7: run time against the number of knowledge constraints and of buckets).
+Figure 6: against the number T = 1..8 of quasi-identifier attributes in the rules; Figure 7: run time
+against the number of knowledge constraints and of buckets).
 
 The Adult setting (Section 7): education is the sensitive attribute (16 values), eight quasi-identifiers
 (the eight attributes of docs/DESIGN.md section 6 other than education: age, sex, race, marital status, native country,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -44,7 +46,7 @@ BUCKET_COUNTS = (500, 1000, 1500, 2000, 2500, 2842)
 KNOWLEDGE_SIZES = (50, 100, 200)
 FIG6_K = 20       # Figure 6: K/2 positive + K/2 negative rules with exactly T attributes (the paper gives no K;
 #                   at K = 200 the one-attribute rules touch every bucket and one solve takes minutes)
-PAPER = {
+PAPER: dict[str, Any] = {
     "records": 14210, "buckets": 2842, "bucket_size": 5, "l": 5, "sensitive_values": 16, "min_support": 3,
     "machine": "Pentium M 3.0 GHz dual core, 4 GB RAM; C++ with Nocedal's L-BFGS; Section 5.5's optimizations "
                "(Theorem 5, irrelevant buckets) NOT applied in the timing experiments",
@@ -64,7 +66,7 @@ FIGURE1 = [("Allen", "male", "college", "Flu", 1), ("Brian", "male", "college", 
            ("Ethan", "male", "college", "HIV", 2), ("Frank", "male", "high school", "Pneumonia", 2),
            ("Grace", "female", "junior", "Breast Cancer", 2), ("Helen", "female", "college", "HIV", 3),
            ("Iris", "female", "graduate", "Lung Cancer", 3), ("James", "male", "graduate", "Flu", 3)]
-TOY_KNOWLEDGE = {
+TOY_KNOWLEDGE: dict[str, Any] = {
     "none": [],
     "P(Breast Cancer | male) = 0": [{"given": {"gender": "male"}, "sensitive": "Breast Cancer", "probability": 0}],
     "P(s1 | q2) = 0, P(s1 or s2 | q3) = 0": [
@@ -91,7 +93,7 @@ def toy(con) -> dict:
     con.unregister("__figure1")
     backend = wrap_connection(con)
     me = MaxEnt(backend, bucketized_release(backend, "toy", ["gender", "degree"], "disease"))
-    out = {}
+    out: dict[str, Any] = {}
     for label, items in TOY_KNOWLEDGE.items():
         r = me.solve(parse_knowledge(items))
         out[label] = {"records": [{"name": n, "bucket": b, "quasi_identifier": f"{g}, {d}",
@@ -119,7 +121,7 @@ def adult_source(con, sample_rows: int | None) -> str:
 def adult_release(backend, source: str, buckets: int | None, name: str = "maxent_adult"):
     """Bucketize `source` as Section 7 does, keeping `buckets` of the buckets (a seeded sample; all of them when
     None or when the data allows no more); returns (BucketizedRelease, MaxEnt)."""
-    options = dict(most_frequent_not_counted=True, exact_size=True)
+    options: dict[str, Any] = dict(most_frequent_not_counted=True, exact_size=True)
     possible = source_plan(backend, source, SENSITIVE, PAPER["l"], **options).buckets
     keep = buckets if buckets is not None and buckets < possible else None
     rel = bucketize(backend, source, list(QIS), SENSITIVE, PAPER["l"], name, seed=SEED, buckets=keep, **options)
@@ -133,7 +135,7 @@ def _knowledge(kind: str, k: int, support: int) -> Knowledge:
 
 
 def _solve(me: MaxEnt, know: Knowledge, repeat: int = 1, relevant: str = "knowledge") -> dict:
-    times, r = [], None
+    times = []
     for _ in range(max(1, repeat)):
         t = time.perf_counter()
         r = me.solve(know, relevant=relevant)
@@ -153,7 +155,7 @@ def run(ctx: Context) -> dict:
     backend = wrap_connection(con)
     smoke = bool(ctx.sample_rows)
     ks = KS[:3] if smoke else KS
-    res = {"qis": list(QIS), "sensitive": SENSITIVE, "paper": PAPER, "smoke": smoke, "toy": toy(con)}
+    res: dict[str, Any] = {"qis": list(QIS), "sensitive": SENSITIVE, "paper": PAPER, "smoke": smoke, "toy": toy(con)}
     ctx.say("maxent: toy example done")
     source = adult_source(con, ctx.sample_rows)
     rel, me = adult_release(backend, source, PAPER["buckets"])
@@ -169,7 +171,7 @@ def run(ctx: Context) -> dict:
     res["top_rules"] = [r.as_dict() for r in top if r.rank <= 5]
     fig5 = []
     for k in ks:
-        row = {"k": k}
+        row: dict[str, Any] = {"k": k}
         for kind in ("positive", "negative", "mixed"):
             row[kind] = _solve(me, _knowledge(kind, k, PAPER["min_support"]))
         fig5.append(row)
@@ -251,7 +253,7 @@ def _checks(res: dict) -> dict:
         down = effect[4] < effect[1]
         up = effect[len(QIS)] > effect[4]
         fig6_check = {"effect": effect, "down_1_to_4": down, "up_4_to_8": up, "holds": down and up,
-                      "least_effect_at": min(effect, key=effect.get)}
+                      "least_effect_at": min(effect, key=lambda t: effect[t])}
     return {"fig6": fig6_check, "fig5_drops": drop, "fig5_rises": rises, "fig5_mixed_lowest_at": mixed_lowest,
             "fig5_drop_per_rule": slopes, "fig5_split_k": mid,
             "fig5_mixed_lowest_at_largest_k": last["k"] in mixed_lowest,
@@ -365,13 +367,13 @@ def markdown(res: dict) -> str:
             table(["K", "constraints", "time (s), Theorem 5", "iterations", "buckets optimized",
                    "time (s), all buckets", "iterations, all buckets"], rows)]
     size = str(max(res["knowledge_sizes"]))
-    rows = [[fmt(r["buckets"]), fmt(r["records"])] + [f"{r[str(k)]['seconds']:.3f} ({r[str(k)]['iterations']})"
+    rows_7b = [[fmt(r["buckets"]), fmt(r["records"])] + [f"{r[str(k)]['seconds']:.3f} ({r[str(k)]['iterations']})"
                                                       for k in res["knowledge_sizes"]]
             + [f"{r['all']['seconds']:.3f} ({r['all']['iterations']})"] for r in res["fig7b"]]
     out += ["", "**Figure 7(b), (c): time (iterations) against the number of buckets**, each a seeded sample of the "
             "bucketization with its own rules mined from its records.", "",
             table(["buckets", "records"] + [f"{k} constraints" for k in res["knowledge_sizes"]]
-                  + [f"{size} constraints, all buckets"], rows)]
+                  + [f"{size} constraints, all buckets"], rows_7b)]
     exp, exp_all = c["fig7b_exponent"], c["fig7b_exponent_all"]
     out += ["", table(["paper (Section 7.2)", "ours"], [
         [p["fig7"][0], "iterations with every bucket optimized: " + ", ".join(map(str, c["fig7a_iterations_all"]))],

@@ -9,6 +9,7 @@ labels: for them we keep what the text states and the axis ranges, never values 
 The project's copy of the ICDE paper is a stop-word-stripped text whose numbers are all gone, so its
 experiments are compared on the claims the text makes, not on numbers.
 """
+from typing import Any
 
 # TKDD Figure 9 (completely homogeneous groups) and Figure 11 (95 % homogeneous), Adult,
 # QI = {age, gender, race, marital status, education}, sensitive = salary class.
@@ -22,7 +23,7 @@ FIG11 = {2: (8, 8, 20.50, 13574.5), 5: (12, 12, 12.67, 13328.3), 10: (12, 12, 7.
 HOMOGENEITY_KS = (2, 5, 10, 15, 20, 30, 50)
 
 # TKDD Section 6, "Performance" and Figures 13 / 14
-PERFORMANCE = {
+PERFORMANCE: dict[str, Any] = {
     "machine": "3 GHz Intel Pentium 4, 1 GB RAM, Fedora Core 3; Incognito in Java over IBM DB2 v8.1",
     "adult_max_minutes": 6,          # the y axis of Figure 13 ends at 6 minutes (quasi-identifier size 8)
     "landsend_max_minutes": 30,      # the y axis of Figure 14 ends at 30 minutes (quasi-identifier size 7)
@@ -31,10 +32,11 @@ PERFORMANCE = {
 }
 
 # TKDD Section 6, "Utility"
-FACTS = {
+FACTS: dict[str, Any] = {
     "rows": 45222,
     "occupation_entropy_l": 10.57,   # "the marginal distribution of the sensitive attribute is entropy 10.57-diverse"
-    "recursive_3_12_tables": 0,      # "there is no generalization of the Adults database that is recursive (3, l)-diverse for l = 12"
+    # "there is no generalization of the Adults database that is recursive (3, l)-diverse for l = 12"
+    "recursive_3_12_tables": 0,
     "age_81_90": 114,                # "there were only 114 tuples with age between 81 and 90"
     "age_31_40": 12291,              # "while there were 12,291 tuples with age between 31 and 40"
     "min_avg_group_over_1000": "minimal 4-anonymous tables (QI age, gender, race, marital status, education, full "
@@ -53,7 +55,7 @@ UTILITY_QIS = {
 }
 UTILITY_FIGURES = {"Q3": "Fig. 15", "Q4": "Fig. 16", "Q5": "Fig. 17", "Q7": "Fig. 18"}
 # axis ranges printed on the figures (upper ends), the only numbers the plots carry
-UTILITY_AXES = {
+UTILITY_AXES: dict[str, Any] = {
     "min_height": {"Q3": 10, "Q4": 12, "Q5": 14, "Q7": 16},
     "min_avg_group_size": 2500,
     "discernibility": 5.0e6,
@@ -74,7 +76,7 @@ UTILITY_CLAIMS = [
 ]
 
 # ICDE 2007 Section 6 (numbers stripped in our copy)
-ICDE = {
+ICDE: dict[str, Any] = {
     "qi": ("age", "workclass", "education", "native_country", "marital_status", "race", "sex"),
     "similarity_claim": "Occupation's values are divided into three roughly equal-size groups by semantic "
                         "closeness; an equivalence class whose values all fall in one group is vulnerable. Among "

@@ -21,15 +21,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..anonymizer import Anonymization
 from . import paper
-from .common import (ADULT_QIS, Context, adult_policy, machine, median, peak_memory_mb, reset_peak_memory)
+from .common import ADULT_QIS, Context, adult_policy, machine, median, peak_memory_mb, reset_peak_memory
 from .report import fmt, save, table
 
 NAME = "performance"
 TITLE = "Performance: all 6-anonymous vs all entropy 6-diverse tables (TKDD Figures 13 and 14)"
-MODELS = {"k-anonymity (k=6)": {"k": 6},
+MODELS: dict[str, Any] = {"k-anonymity (k=6)": {"k": 6},
           "entropy l-diversity (l=6)": {"l_diversity": {"variant": "entropy", "l": 6}}}
 ADULT_J = range(3, 9)
 LANDSEND_J = range(3, 8)
@@ -149,8 +150,8 @@ def _wait(proc, timeout: float, memory_mb: float, result_path: Path, err_path: P
 def landsend(ctx: Context) -> dict:
     from sqlanon.datasets.landsend.generate import DEFAULT_ROWS, write_parquet
     rows = ctx.landsend_rows or DEFAULT_ROWS
-    out = {"rows": rows, "seed": 0, "timeout_s": ctx.landsend_timeout, "memory_cap_mb": ctx.landsend_memory_mb,
-           "runs": []}
+    out: dict[str, Any] = {"rows": rows, "seed": 0, "timeout_s": ctx.landsend_timeout,
+                           "memory_cap_mb": ctx.landsend_memory_mb, "runs": []}
     with tempfile.TemporaryDirectory(prefix="sqlanon-landsend-") as d:
         t = time.perf_counter()
         info = write_parquet(Path(d) / "landsend.parquet", rows=rows, seed=0)
@@ -181,7 +182,7 @@ def landsend(ctx: Context) -> dict:
 
 def run(ctx: Context) -> dict:
     t = time.perf_counter()
-    res = {"machine": machine(), "repeat": ctx.repeat, "adult": adult(ctx), "landsend": landsend(ctx)}
+    res: dict[str, Any] = {"machine": machine(), "repeat": ctx.repeat, "adult": adult(ctx), "landsend": landsend(ctx)}
     res["seconds"] = time.perf_counter() - t
     seven = [r for r in res["landsend"]["runs"] if r["j"] == max(LANDSEND_J)]
     res["targets"] = {"landsend_j7_seconds": TARGET_SECONDS, "landsend_j7_peak_mb": TARGET_MB,
@@ -207,7 +208,7 @@ def markdown(res: dict) -> str:
     rows14 = []
     by14 = {(r["j"], r["model"]): r for r in le["runs"]}
     for j in LANDSEND_J:
-        cells = [j]
+        cells: list[str | int] = [j]
         for m in models:
             r = by14[(j, m)]
             if r["status"] == "ok":
@@ -239,7 +240,8 @@ def markdown(res: dict) -> str:
         "claim: " + paper.PERFORMANCE["claim"] + ". Ours: entropy l = 6 evaluates fewer nodes than k = 6 for "
         f"{sum(by[(j, models[1])]['evaluated'] < by[(j, models[0])]['evaluated'] for j in ADULT_J)} of "
         f"{len(ADULT_J)} quasi-identifier sizes (it prunes earlier: a 6-diverse block has at least 6 rows and more), "
-        f"and is faster in search time for {sum(by[(j, models[1])]['search_s'] < by[(j, models[0])]['search_s'] for j in ADULT_J)}"
+        "and is faster in search time for "
+        f"{sum(by[(j, models[1])]['search_s'] < by[(j, models[0])]['search_s'] for j in ADULT_J)}"
         f" of {len(ADULT_J)}; each of its node checks costs more (it fetches the occupation counts of every "
         "block, where k-anonymity needs block sizes only). The totals (prepare + search) of the two models differ "
         f"by a factor of at most {factor:.1f}, so \"similar\" "

@@ -109,7 +109,7 @@ def sign_verdict(better: int, worse: int) -> str:
     return "does NOT hold here"
 
 
-def compare(a, b) -> int:
+def compare(a, b) -> int | None:
     """-1 when a is strictly better (smaller) than b, 0 when equal, 1 when worse; None (no table) is
     worse than any value; None when neither exists."""
     if a is None and b is None:

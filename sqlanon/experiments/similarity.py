@@ -15,6 +15,7 @@ Every verdict on a claim of the paper is computed from these numbers by the rule
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .. import attacks
 from . import paper
@@ -89,7 +90,7 @@ def _time(r, privacy: dict, repeat: int) -> dict:
 
 def run(ctx: Context) -> dict:
     t0 = time.perf_counter()
-    out = {"qi": list(QI), "attack": [], "time_by_qi": [], "time_by_param": [], "quality": []}
+    out: dict[str, Any] = {"qi": list(QI), "attack": [], "time_by_qi": [], "time_by_param": [], "quality": []}
     with ctx.run("adult", QI, {"k": 2}, occupation_groups=True) as r:
         out["rows"] = r.fs.rows
         codes, names = attacks.resolve_groups(r.fs.sensitives[0].domain, occupation_hierarchy())
@@ -101,7 +102,7 @@ def run(ctx: Context) -> dict:
         ctx.say("similarity: attacks done")
         for model, make in MODELS.items():
             for p in PARAMS:
-                entry = {"model": model, "param": p, **_time(r, make(p), ctx.repeat)}
+                entry: dict[str, Any] = {"model": model, "param": p, **_time(r, make(p), ctx.repeat)}
                 r.score_minimal()
                 entry["minimal_levels"] = [c.levels for c in r.candidates][:4]
                 entry["min_discernibility"] = min((c.metrics["discernibility"] for c in r.candidates), default=None)
@@ -136,7 +137,7 @@ def markdown(res: dict) -> str:
                      fmt(s["avg_affected_tuples"], 1), fmt(s["max_affected_tuples"]),
                      f"{h['affected_tables']} / {fmt(h['avg_affected_tuples'], 1)}",
                      ", ".join(f"{g} {n:,}" for g, n in (w["by_group"] if w else {}).items()) or "–"])
-    groups = next((a["groups"] for a in res["attack"] if a["groups"]), [])
+    groups: list = next((a["groups"] for a in res["attack"] if a["groups"]), [])
     text = [f"Adult ({fmt(res['rows'])} rows), QI = {{{', '.join(res['qi'])}}} (the paper's seven regular "
             f"attributes), sensitive occupation in {len(groups)} semantic groups ({', '.join(groups)}: level 1 of "
             "`datasets/adult/hierarchies/occupation.csv`). A block is vulnerable when all its occupations fall in one "
@@ -173,7 +174,7 @@ def markdown(res: dict) -> str:
                 "set (the prepare step, the same for every model, is shown in the next table).\n")
     text.append(table(["model", "p", "minimal tables", "nodes evaluated", "search s", "min discernibility",
                        "min avg group size"], qrows))
-    trow = {}
+    trow: dict[str, Any] = {}
     for e in res["time_by_qi"]:
         trow.setdefault(e["j"], {"prepare": e["prepare_s"]})[e["model"]] = e
     models = list(MODELS)
@@ -182,7 +183,9 @@ def markdown(res: dict) -> str:
     text.append(f"\n**Search time against the quasi-identifier size** (first j of the seven; p = {TIME_PARAM}); "
                 "cells: seconds (nodes evaluated)\n")
     text.append(table(["j", "prepare s"] + models, trows))
-    fastest, worst_q, ent_faster, ent_fewer, cells = {}, {}, 0, 0, 0
+    fastest: dict = {}
+    worst_q: dict = {}
+    ent_faster, ent_fewer, cells = 0, 0, 0
     by = {(e["model"], e["param"]): e for e in res["quality"]}
     for e in res["quality"]:
         fastest.setdefault(e["param"], []).append((e["search_s"], e["model"]))

@@ -15,6 +15,7 @@ computed from the counts by the rule it carries.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def age_domain_shift(run, rows_per_age: dict) -> dict[int, float]:
                           origin=ADULT_QIS["age"].get("origin", 0))
     per_age = {str(v): n for v, n in rows_per_age.items()}
     n = np.array([per_age[str(v)] for v in h.values], dtype=np.float64)
-    out = {}
+    out: dict[int, float] = {}
     for lvl in range(len(h.labels)):
         present = {lab: c for lab, c in zip(*np.unique(h.labels[lvl], return_counts=True))}
         domain = {lab: c for lab, c in zip(*np.unique(full.labels[lvl], return_counts=True))}
@@ -64,11 +65,12 @@ def age_domain_shift(run, rows_per_age: dict) -> dict[int, float]:
 
 def run(ctx: Context) -> dict:
     t0 = time.perf_counter()
-    out = {"params": list(paper.UTILITY_PARAMS), "models": list(MODELS), "t": T, "rows": {}, "results": {}}
+    out: dict[str, Any] = {"params": list(paper.UTILITY_PARAMS), "models": list(MODELS), "t": T, "rows": {},
+                           "results": {}}
     for data, tab in DATA.items():
         out["results"][data] = {}
         for qname, qis in paper.UTILITY_QIS.items():
-            cell = {"qi": list(qis), "baseline": None, "by_model": {}}
+            cell: dict[str, Any] = {"qi": list(qis), "baseline": None, "by_model": {}}
             with ctx.run(tab, qis, {"k": 2}, occupation_groups=True) as r:
                 out["rows"][data] = r.fs.rows
                 cell["baseline"] = baseline_metrics(r)
@@ -78,7 +80,7 @@ def run(ctx: Context) -> dict:
                 for model, make in MODELS.items():
                     series = []
                     for p in paper.UTILITY_PARAMS:
-                        entry = {"param": p}
+                        entry: dict[str, Any] = {"param": p}
                         try:
                             with_privacy(r, make(p))
                             t = time.perf_counter()
@@ -137,7 +139,7 @@ def claims(out: dict) -> dict:
     models = list(MODELS)
     k, ent, rec = models[0], models[1], models[2]
     every = tuple(out["params"])
-    res = {}
+    res: dict[str, Any] = {}
     same = total = 0
     for *_, a, b in _cases(out, out["results"], paper.UTILITY_QIS, every, ("height",), k, ent):
         if a is not None and b is not None:
@@ -269,9 +271,9 @@ def markdown(res: dict) -> str:
     if c["heights_equal"]["of"] and c["heights_equal"]["holds"] / c["heights_equal"]["of"] < 0.5:
         text.append(f"\nOn our hierarchies the best entropy l-diverse table is usually one or more levels higher "
                     f"than the best k-anonymous one ({c['heights_equal']['holds']} equal of "
-                    f"{c['heights_equal']['of']}; the differences are in the tables above). Whether the paper's hierarchies "
-                    "explain its \"usually identical\" cannot be checked without them; we did not change ours to "
-                    "get closer.\n")
+                    f"{c['heights_equal']['of']}; the differences are in the tables above). Whether the paper's "
+                    "hierarchies explain its \"usually identical\" cannot be checked without them; we did not change "
+                    "ours to get closer.\n")
     text.append(
         "\nAxis ranges of the paper's plots (the only printed numbers): minimum height up to 10 / 12 / 14 / 16 "
         "(Q3 / Q4 / Q5 / Q7), minimum average group size up to 2,500, discernibility up to 5 x 10^6 on the "
@@ -288,8 +290,8 @@ def markdown(res: dict) -> str:
         "ages of its interval, and our interval hierarchy is built from the ages in the data: on the sample "
         f"that is {_sample_ages(res)} ages, not the 74 of Adult (17-90), which lowers every sample KL that "
         "generalizes age (by ln(74/66) = 0.114 at the top level); the rows \"minimum KL, 74-age domain\" give "
-        "the same tables' KL with F* spread over all 74 ages, and the l = 6 claim is judged under both. (4) k + t-closeness is not in the TKDD figures; it is our addition from the "
-        "t-closeness paper.\n")
+        "the same tables' KL with F* spread over all 74 ages, and the l = 6 claim is judged under both. (4) k + "
+        "t-closeness is not in the TKDD figures; it is our addition from the t-closeness paper.\n")
     return "\n".join(text)
 
 

@@ -13,5 +13,5 @@ a k-anonymous, l-diverse table to give back part of the joint distribution it lo
                 one-attribute path (Sec. 7);
 - `release`:    the marginals as tables or views, with manifest entries;
 - `session`:    `Marginals(run)`, the Python API over an `Anonymization`;
-- `cli`:        ``sqlanon marginals POLICY``.
+``sqlanon marginals POLICY`` is in `sqlanon.cli.marginals`.
 """

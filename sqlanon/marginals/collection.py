@@ -80,9 +80,10 @@ class Schema:
             raise PolicyError("sensitive", "anonymized marginals need a sensitive attribute")
         self.fs = fs
         self.sensitive = sensitive or fs.sensitives[0].name
-        self._sens = next((s for s in fs.sensitives if s.name == self.sensitive), None)
-        if self._sens is None:
+        sens = next((s for s in fs.sensitives if s.name == self.sensitive), None)
+        if sens is None:
             raise PolicyError("sensitive", f"'{self.sensitive}' is not a sensitive attribute of the policy")
+        self._sens = sens
         self.qis = [q.name for q in fs.qis]
         self.attributes = self.qis + [self.sensitive]
         self.depth: dict[str, int] = {}
@@ -221,7 +222,7 @@ class Collection:
     def __len__(self) -> int:
         return len(self.marginals)
 
-    def with_marginal(self, m: Marginal) -> "Collection":
+    def with_marginal(self, m: Marginal) -> Collection:
         return Collection(self.schema, [*self.marginals, m])
 
     @cached_property

@@ -72,7 +72,7 @@ class MarginalCounts:
         m = Marginal(m.levels)
         if m not in self._xlogx:
             s = self.schema
-            row = s.fs.backend.fetchone("marginal_xlogx.sql", table=s.fs.wide_table,
+            row = s.fs.backend.fetchrow("marginal_xlogx.sql", table=s.fs.wide_table,
                                         cols=[s.column(a, lvl) for a, lvl in m.levels])
             self.queries += 1
             self._xlogx[m] = float(row[0] or 0.0)
@@ -113,7 +113,8 @@ def _estimate_context(coll: Collection) -> dict:
     s = coll.schema
     factors = [{"alias": f"f{i}", "cols": [s.column(a, lvl) for a, lvl in m.levels], "power": p}
                for i, (m, p) in enumerate(sorted(factor_powers(coll).items(), key=lambda kv: kv[0].levels))]
-    areas, absent = [], []
+    areas: list[dict[str, str]] = []
+    absent: list[int] = []
     for a, lvl in coll.finest().items():
         if lvl == s.depth[a]:
             absent.append(s.domain_size(a))
@@ -129,7 +130,7 @@ def kl_divergence(coll: Collection) -> float:
     otherwise."""
     if not coll.decomposable:
         return ipf(coll).kl
-    row = coll.schema.fs.backend.fetchone("marginal_kl.sql", **_estimate_context(coll))
+    row = coll.schema.fs.backend.fetchrow("marginal_kl.sql", **_estimate_context(coll))
     return max(float(row[0]), 0.0)
 
 

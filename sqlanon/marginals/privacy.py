@@ -33,10 +33,11 @@ only grow under sums), and stay so under such a scaling, so if some group ends u
 an extreme ray of its block's cone. `prune="hull"` keeps only the extreme rays (a group is dropped
 when a non-negative combination of the block's other remaining groups reproduces its direction, by
 non-negative least squares), in blocks of at most `HULL_MAX_GROUPS` groups (larger blocks are kept
-whole: one least-squares problem per group would cost more than the vectorized final check saves). The paper states the convex hull; the conic hull is the same test after
-normalizing each group to a distribution, and prunes at least as much. For recursive (c,l) with
-l = |S| the paper's variant (`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the
-group with the largest ratio r_s / r_s', with no hull at all. `prune="none"` keeps every group.
+whole: one least-squares problem per group would cost more than the vectorized final check saves). The
+paper states the convex hull; the conic hull is the same test after normalizing each group to a
+distribution, and prunes at least as much. For recursive (c,l) with l = |S| the paper's variant
+(`prune="pairs"`) keeps, per ordered pair of sensitive values (s, s'), the group with the largest ratio
+r_s / r_s', with no hull at all. `prune="none"` keeps every group.
 
 Relaxed maxent l-diversity (`maxent_l_diversity_relaxed`, Sec. 6, the last paragraph before Sec. 7: "the
 other approach is to relax the l-diversity requirements", for large sensitive domains and large joins).
@@ -89,12 +90,12 @@ class MarginalPrivacy:
     `max_sensitive` marginals holding the sensitive attribute (Sec. 6, to bound the join)."""
 
     k: int = 1
-    diversity: Criterion | None = None
+    diversity: DistinctLDiversity | EntropyLDiversity | RecursiveCLDiversity | None = None
     max_sensitive: int = 3
     relaxation: float | None = None     # alpha: check relaxed maxent l-diversity (the criterion's l) instead
 
     @classmethod
-    def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> "MarginalPrivacy":
+    def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> MarginalPrivacy:
         k, div = 1, None
         for c in criteria:
             if hasattr(c, "k"):
@@ -570,7 +571,7 @@ def prune_dominance(schema: Schema, g: Groups, rel: list[tuple[str, int]]) -> Gr
     return Groups(g.attrs, g.keys[keep], g.vecs[keep])
 
 
-def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: MarginalCounts,
+def maxent_l_diversity_relaxed(coll: Collection, l: float, alpha: float, counts: MarginalCounts,
                                prune: bool = True) -> DiversityCheck:
     """Maxent l-diversity with relaxation `alpha` (Kifer & Gehrke, Sec. 6; see the module docstring): every
     non-sensitive combination of the reconstruction has >= l sensitive values whose indicator is 1 in
@@ -614,7 +615,7 @@ def maxent_l_diversity_relaxed(coll: Collection, l: int, alpha: float, counts: M
                           f"at least {l} values within {alpha:g}^p of the most frequent, p = {len(vs)}")
 
 
-def relaxed_exact(coll: Collection, l: int, beta: float, counts: MarginalCounts) -> bool:
+def relaxed_exact(coll: Collection, l: float, beta: float, counts: MarginalCounts) -> bool:
     """The condition itself on the whole reconstruction (brute force): every non-sensitive cell with mass
     has >= l sensitive values with P*(s | t) >= beta max_s' P*(s' | t). The relaxed check's reference."""
     g = reconstructed_groups(coll, counts)

@@ -112,7 +112,7 @@ class MarginalRelease(Companion):
     def outputs(self) -> list[MarginalOutput]:
         out = []
         for m, n in zip(self.marginals, self.names):
-            rows = int(self.b.fetchone("count_rows.sql", relation=n)[0])
+            rows = int(self.b.fetchrow("count_rows.sql", relation=n)[0])
             out.append(MarginalOutput("marginal", n, rows, m.as_dict(), self.kind))
         return out
 

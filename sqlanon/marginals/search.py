@@ -314,7 +314,7 @@ def one_attribute_path(session, start: Marginal, attributes=None) -> tuple[list[
     path = [PathStep("start", None, kl, True)]
     left = [a for a in (attributes or s.qis)]
     while left:
-        best = None
+        best: tuple | None = None
         for a in left:
             lvl = finest_k_anonymous_level(session, a)
             if lvl is None:
@@ -322,10 +322,11 @@ def one_attribute_path(session, start: Marginal, attributes=None) -> tuple[list[
             else:
                 cand = coll.with_marginal(s.marginal({a: lvl}))
                 value = session.kl(cand)
-                adds = lvl < start.level(a, s.depth[a])
+                adds = lvl < dict(start.levels).get(a, s.depth[a])
             key = (value, left.index(a))
             if best is None or key < best[0]:
                 best = (key, a, lvl, cand, adds)
+        assert best is not None         # `left` is not empty
         (value, _), a, lvl, coll, adds = best
         kl = value
         path.append(PathStep(a, lvl, kl, adds))

@@ -126,7 +126,7 @@ def junction_tree(cliques: list[frozenset], root: int = 0) -> JunctionTree:
         order.append(c)
     pos = {old: new for new, old in enumerate(order)}
     ordered = [cliques[i] for i in order]
-    par = [None if parent[i] is None else pos[parent[i]] for i in order]
+    par = [None if (p := parent[i]) is None else pos[p] for i in order]
     seps = [frozenset() if p is None else ordered[i] & ordered[p] for i, p in enumerate(par)]
     return JunctionTree(ordered, par, seps)
 

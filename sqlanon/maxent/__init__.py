@@ -10,20 +10,20 @@ estimate P*(S | Q) under the release's invariants and that knowledge.
 - `rules`: the Top-(K+, K-) association rules, mined in SQL (Section 4.4);
 - `solver`: the maximum-entropy solver (Sections 3.3, 5.5; Theorem 5);
 - `run`: one release end to end (`MaxEnt`), its outputs in the database and its report;
-- `cli`: `sqlanon bucketize` and `sqlanon maxent`.
+`sqlanon bucketize` and `sqlanon maxent` are in `sqlanon.cli.maxent`.
 """
 from importlib import import_module
 
-# name -> submodule; loaded on first use, so that `sqlanon` (whose CLI imports sqlanon.maxent.cli at start-up)
+# name -> submodule; loaded on first use, so that `sqlanon` (whose CLI imports sqlanon.cli.maxent at start-up)
 # does not pay for scipy unless Privacy-MaxEnt runs
 _EXPORTS = {
     "anatomy": ("BucketizedRelease", "bucketize", "bucketize_policy", "plan_buckets"),
     "invariants": ("Problem", "ReleaseTables", "load_problem"),
-    "knowledge": ("AboutPersons", "Conditional", "Knowledge", "Rules", "build_system", "load_knowledge",
-                  "parse_knowledge"),
+    "knowledge": ("AboutPersons", "Conditional", "InfeasibleKnowledge", "Knowledge", "Rules", "build_system",
+                  "load_knowledge", "parse_knowledge"),
     "rules": ("MinedRule", "mine_rules"),
     "run": ("MaxEnt", "MaxEntResult", "bucketized_release", "open_release", "report_markdown"),
-    "solver": ("DEFAULT_TOLERANCE", "InfeasibleKnowledge", "Solution", "solve"),
+    "solver": ("DEFAULT_TOLERANCE", "Solution", "solve"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)

@@ -32,9 +32,8 @@ per-value counts (the only thing that comes into Python):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -77,7 +76,7 @@ class BucketPlan:
 
 def sample_buckets(m: int, n: int, seed: str) -> np.ndarray:
     """n of the bucket numbers 1..m, chosen uniformly by a generator seeded from the text `seed`."""
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n:
+    if not isinstance(n, int) or isinstance(n, bool) or not n >= 1:
         raise PolicyError("buckets", f"must be a positive number of buckets; got {n!r}")
     if n > m:
         raise DataError(f"the data allows {m} l-diverse buckets; cannot keep {n} of them")
@@ -166,7 +165,7 @@ def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: 
             if c in RESERVED:
                 raise PolicyError(fieldname, f"column '{c}' has a name the bucketized tables use "
                                   f"({', '.join(RESERVED)}); rename it in a source query")
-    nulls = backend.fetchone("profile.sql", source=source, columns=qis + [sensitive], entity=None)
+    nulls = backend.fetchrow("profile.sql", source=source, columns=qis + [sensitive], entity=None)
     for c, n in zip(qis + [sensitive], nulls[1:]):
         if n:
             raise DataError(f"column '{c}' has {n} NULL value(s); a bucketized release needs every quasi-identifier "
@@ -224,7 +223,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                             temp=False)
         if private:
             backend.execute("anatomy_private.sql", name=tmp_name(names[2]), assigned=assigned, sensitive=sensitive)
-    released = int(backend.fetchone("count_rows.sql", relation=names[0])[0])
+    released = int(backend.fetchrow("count_rows.sql", relation=names[0])[0])
     for t in (assigned, f"{prefix}_groups", keep):
         if t:
             backend.execute("drop_relation.sql", name=t, kind="TABLE")

@@ -192,8 +192,8 @@ def load_problem(backend, release: ReleaseTables, prefix: str = PREFIX) -> Probl
     cells = backend.fetchnumpy("maxent_cells.sql", qb=t["qb"], sb=t["sb"])
     if len(cells["b"]) == 0:
         raise DataError(f"the release {release.qit} has no records")
-    problem = Problem(qis, release.sensitive, attr_values, s_values, q_codes, np.asarray(labels),
-                      *(np.asarray(cells[k], dtype=np.int64) for k in ("b", "q", "s", "nq", "ns")),
+    b, q, s, nq, ns = (np.asarray(cells[k], dtype=np.int64) for k in ("b", "q", "s", "nq", "ns"))
+    problem = Problem(qis, release.sensitive, attr_values, s_values, q_codes, np.asarray(labels), b, q, s, nq, ns,
                       tables={**t, "maps": maps, "smap": smap, "truth_rows": release.truth})
     if release.truth is not None:
         # the original's per-(q, s) counts stay in the database (accuracy and rules are SQL over them)

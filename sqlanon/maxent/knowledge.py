@@ -44,11 +44,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import PolicyError
+from ..errors import PolicyError, UserError
+
+if TYPE_CHECKING:
+    from .invariants import Problem
 
 KINDS = ("given", "person", "persons", "rules")
 BOUND_KEYS = ("probability", "p", "count", "at_least", "at_most")
@@ -103,6 +107,13 @@ class Rules:
         return f"top {self.positive} positive and {self.negative} negative rules (support >= {self.min_support}{t})"
 
 
+class InfeasibleKnowledge(UserError):
+    """The background knowledge contradicts the published data (or itself): no distribution satisfies it."""
+
+    def __init__(self, detail: str):
+        super().__init__(f"the background knowledge is infeasible with the published data: {detail}")
+
+
 @dataclass
 class Knowledge:
     """What the adversary is assumed to know: items of the kinds above, and the named persons."""
@@ -110,7 +121,7 @@ class Knowledge:
     items: list = field(default_factory=list)
     persons: dict = field(default_factory=dict)     # name -> {attribute: value}, the full quasi-identifier
 
-    def __add__(self, other: "Knowledge") -> "Knowledge":
+    def __add__(self, other: Knowledge) -> Knowledge:
         persons = dict(self.persons)
         for k, v in other.persons.items():
             if k in persons and persons[k] != v:
@@ -167,7 +178,7 @@ def _bounds(item: dict, field: str, top: float, unit: str) -> tuple[float, float
         high = _number(item.get("at_most", top), f"{field}.at_most")
     else:
         raise PolicyError(field, "needs probability (or count), or at_least / at_most")
-    for name, v in (("low", low), ("high", high)):
+    for _name, v in (("low", low), ("high", high)):
         if not 0.0 <= v <= top:
             raise PolicyError(field, f"{unit} must be between 0 and {top:g}; got {v:g}")
     if low > high:
@@ -230,7 +241,7 @@ def _rules(raw, field: str) -> Rules:
     unknown = sorted(set(raw) - {"positive", "negative", "min_support", "attributes"})
     if unknown:
         raise PolicyError(f"{field}.{unknown[0]}", "unknown key; use positive, negative, min_support, attributes")
-    out = {}
+    out: dict = {}
     for key, default, low in (("positive", 0, 0), ("negative", 0, 0), ("min_support", 3, 1), ("attributes", None, 1)):
         v = raw.get(key, default)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
@@ -291,7 +302,7 @@ class System:
     Theorem 3 allows to drop.
     """
 
-    problem: object
+    problem: Problem
     cell_base: np.ndarray                 # index of the (b, q, s) cell of the problem
     cell_who: np.ndarray                  # -1, or the person group of the cell
     rows: sp.csr_matrix                   # (R, C) 0/1
@@ -409,7 +420,6 @@ def build_system(problem, items: list, persons: dict | None = None) -> System:
     for q, names in by_q.items():
         n_q = int(problem.q_n[q])
         if len(names) > n_q:
-            from .solver import InfeasibleKnowledge
             raise InfeasibleKnowledge(f"{len(names)} persons ({', '.join(names)}) are named with quasi-identifier "
                                       f"({problem.q_text(q)}), which only {n_q} published record(s) carry")
         ids = []

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, PolicyError
-from .invariants import PREFIX, ReleaseTables, load_problem
+from .invariants import PREFIX, Problem, ReleaseTables, load_problem
 from .knowledge import Knowledge, Rules, build_system
 from .rules import MinedRule, mine_rules
 from .solver import DEFAULT_TOLERANCE, Solution, solve
@@ -32,7 +32,7 @@ from .tables import atomic_tables, check_name, tmp_name
 class MaxEntResult:
     """One solve: the knowledge as used, the solution, P*(q, s, b) per cell (records) and the baseline."""
 
-    problem: object
+    problem: Problem
     items: list                          # Conditional / AboutPersons, rules mined into conditionals
     rules: list                          # MinedRule, in the order mined
     solution: Solution
@@ -149,7 +149,7 @@ class MaxEnt:
         sol = solve(system, self.tolerance, relevant or self.relevant)
         x = np.bincount(system.cell_base, weights=sol.x, minlength=len(self.problem.cell_b))
         persons = {}
-        for g, (q, name, _) in enumerate(system.groups):
+        for g, (_q, name, _) in enumerate(system.groups):
             if name is None:
                 continue
             mine = system.cell_who == g
@@ -176,7 +176,7 @@ class MaxEnt:
         original records are not known."""
         if not self.has_truth:
             return None
-        row = self.backend.fetchone("maxent_accuracy.sql", estimate=self._estimate_table(result),
+        row = self.backend.fetchrow("maxent_accuracy.sql", estimate=self._estimate_table(result),
                                     truth=self.problem.tables["truth"], records=self.problem.N)
         kl, kl0, missed, missed0 = row
         return {"estimation_accuracy": float("inf") if missed else float(kl),
@@ -199,7 +199,7 @@ class MaxEnt:
         names = [name, f"{name}_qi", f"{name}_individuals"] + ([f"{name}_persons"] if result.persons else [])
         common = dict(estimate=est, qb=t["qb"], qtable=t["q"], cols=cols, smap=t["smap"])
         rel = self.release
-        with atomic_tables(self.backend, names, name, "maxent", sources=[rel.qit, rel.st, rel.truth]):
+        with atomic_tables(self.backend, names, name, "maxent", sources=[t for t in (rel.qit, rel.st, rel.truth) if t]):
             self.backend.execute("maxent_posterior.sql", name=tmp_name(names[0]), sensitive=p.sensitive, **common)
             self.backend.execute("maxent_risk.sql", name=tmp_name(names[1]), per_bucket=False,
                                  buckets=t["buckets"], **common)
@@ -209,7 +209,7 @@ class MaxEnt:
                 rows = [(who, v, pr) for who, dist in result.persons.items() for v, pr in dist.items()]
                 frame = pd.DataFrame(rows, columns=["person", p.sensitive, "probability"])
                 self.backend.create_table_from_frame(tmp_name(names[3]), frame, temp=False)
-        return [{"kind": "table", "name": n, "rows": int(self.backend.fetchone("count_rows.sql", relation=n)[0])}
+        return [{"kind": "table", "name": n, "rows": int(self.backend.fetchrow("count_rows.sql", relation=n)[0])}
                 for n in names]
 
 

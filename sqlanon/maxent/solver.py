@@ -44,20 +44,12 @@ import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 from threadpoolctl import threadpool_limits
 
-from ..errors import UserError
-from .knowledge import ROW_KNOWLEDGE, ROW_PERSON, ROW_QI, ROW_SA, System
+from .knowledge import ROW_KNOWLEDGE, ROW_PERSON, ROW_QI, ROW_SA, InfeasibleKnowledge, System
 
 DEFAULT_TOLERANCE = 1e-6       # records
 MAX_ITERATIONS = 20000         # L-BFGS-B iterations per attempt
 EXP_CAP = 700.0                # exp() of more overflows a double
 DROP_ROWS = 10                 # Theorem 3's redundant row is dropped in buckets of at most this many invariant rows
-
-
-class InfeasibleKnowledge(UserError):
-    """The background knowledge contradicts the published data (or itself): no distribution satisfies it."""
-
-    def __init__(self, detail: str):
-        super().__init__(f"the background knowledge is infeasible with the published data: {detail}")
 
 
 @dataclass
@@ -254,7 +246,7 @@ def _dual_ascent(D, rhs, bounds, lam, tolerance, max_iterations, check):
         # iterations on large q*-blocks)
         d = 1.0 / np.sqrt(np.maximum(D @ x_ref, 1e-12))
 
-        def fun(mu):
+        def fun(mu, lam_ref=lam_ref, d=d, z_ref=z_ref, x_ref=x_ref):   # bound now: called in this iteration
             l = lam_ref + d * mu
             with np.errstate(over="ignore", invalid="ignore"):
                 e = np.expm1(np.minimum(Dt @ l, EXP_CAP) - z_ref)
@@ -348,7 +340,7 @@ def _solve(system: System, tolerance: float, relevant: str, max_iterations: int)
     # a knowledge row over no cell at all must allow 0 (e.g. P(s | Q_v) with no record of Q_v in the release)
     empty = touched & (np.diff(A.indptr) == 0)
     for r in np.flatnonzero(empty & (system.lo > _eps(system.lo))):
-        raise InfeasibleKnowledge(f"{system.describe_row(r)} concerns no published record that could hold it")
+        raise InfeasibleKnowledge(f"{system.describe_row(int(r))} concerns no published record that could hold it")
     rel_cell = rel_b[bucket]
     x = np.zeros(system.cells)
     closed = problem.closed_form()[system.cell_base]
@@ -373,7 +365,7 @@ def _solve(system: System, tolerance: float, relevant: str, max_iterations: int)
         if len(rhs):
             lam = _start(system, cells, free, D, rhs, kinds, buckets, s0)
 
-            def check(xf, free=free):
+            def check(xf, free=free, value=value):
                 full = value.copy()
                 full[free] = xf
                 return violation(sub, lo, hi, full)

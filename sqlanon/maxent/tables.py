@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 
 from ..errors import PolicyError
 
@@ -32,7 +33,7 @@ def tmp_name(name: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: list[str] = ()):
+def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: Sequence[str] = ()):
     """Build each table of `names` under `tmp_name(name)` inside the block; swap them all in at its end,
     with catalog rows of `kind` for the release `owner`.
 
@@ -54,7 +55,7 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
                 backend.drop_relation(n)
                 backend.execute("rename_table.sql", old=tmp_name(n), new=n)
             for t in targets:
-                t.rows = int(backend.fetchone("count_rows.sql", relation=t.name)[0])
+                t.rows = int(backend.fetchrow("count_rows.sql", relation=t.name)[0])
             catalog.record(owner, targets, release_id=new_release_id(),
                            policy_sha256=policy_hash(policy.normalized()) if policy is not None else None)
     except BaseException:

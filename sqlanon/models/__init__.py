@@ -68,7 +68,7 @@ def _shown(domain: SensitiveDomain, limit: int = 8) -> str:
 
 def _codes(labels: list, domains: list[SensitiveDomain], field: str) -> dict[str, list[int]]:
     """Resolve labels to codes in each domain; every label must exist in at least one of them."""
-    out = {d.name: [] for d in domains}
+    out: dict[str, list[int]] = {d.name: [] for d in domains}
     for label in labels:
         found = False
         for d in domains:
@@ -108,13 +108,14 @@ def _l_diversity(spec: pm.LDiversity, domains: dict[str, SensitiveDomain]) -> li
     F = "privacy.l_diversity"
     variant, c = spec.variant, spec.c
     l = spec.l if variant == "entropy" else int(spec.l)
-    npd = spec.no_negative_disclosure
+    # {} in the policy is "none" (its validator makes it None): only the model's own type remains
+    npd = spec.no_negative_disclosure if isinstance(spec.no_negative_disclosure, pm.NoNegativeDisclosure) else None
     targets, all_attrs = _attributes(spec.attribute, domains, F)
     y_codes = _codes(spec.dont_care, targets, f"{F}.dont_care")
     w_codes = _codes(npd.values, targets, f"{F}.no_negative_disclosure.values") if npd else {}
     multi = all_attrs and len(domains) > 1
 
-    out = []
+    out: list[Criterion] = []
     for d in targets:
         if d.size and l > d.size:
             raise PolicyError(f"{F}.l", f"l = {l:g} but sensitive attribute '{d.name}' has only {d.size} "
@@ -122,12 +123,15 @@ def _l_diversity(spec: pm.LDiversity, domains: dict[str, SensitiveDomain]) -> li
         if y_codes[d.name] and len(y_codes[d.name]) >= d.size:
             raise PolicyError(f"{F}.dont_care", f"covers every value of '{d.name}', leaving nothing to protect; "
                               "remove some values")
+        crit: DistinctLDiversity | EntropyLDiversity | RecursiveCLDiversity
         if variant == "distinct":
-            crit = DistinctLDiversity(l)
+            crit = DistinctLDiversity(int(l))
         elif variant == "entropy":
             crit = EntropyLDiversity(l, y_codes[d.name])
         else:
-            crit = RecursiveCLDiversity(c, l, y_codes[d.name],
+            if c is None:       # the policy model requires c for the recursive variant
+                raise PolicyError(f"{F}.c", "missing; recursive (c,l)-diversity needs c")
+            crit = RecursiveCLDiversity(c, int(l), y_codes[d.name],
                                         npd=(npd.c2, w_codes[d.name]) if npd and w_codes[d.name] else None)
         crit.sensitive = d.name
         crit.multi_attribute = multi
@@ -138,7 +142,7 @@ def _l_diversity(spec: pm.LDiversity, domains: dict[str, SensitiveDomain]) -> li
 def _t_closeness(spec: pm.TCloseness, domains: dict[str, SensitiveDomain]) -> list[Criterion]:
     F = "privacy.t_closeness"
     targets, _ = _attributes(spec.attribute, domains, F)
-    out = []
+    out: list[Criterion] = []
     for d in targets:
         if spec.distance == "ordered" and not d.numeric:
             raise PolicyError(f"{F}.distance", f"ordered needs a numeric sensitive attribute and '{d.name}' is "
@@ -175,7 +179,26 @@ def criteria_from_policy(privacy: dict | pm.Privacy | None, domains: dict[str, S
     beta-likeness, delta-disclosure, k-map, delta-presence, average risk, records at risk.
     ``max_suppression`` is validated but is not a criterion (the engine applies it).
 
-    Raises `PolicyError(field, message)` naming the field, e.g. ``privacy.l_diversity.l``.
+    Args:
+        privacy: the policy's ``privacy:`` mapping (or its validated model).
+        domains: sensitive attribute -> its `SensitiveDomain`, in policy order.
+
+    Returns:
+        The criteria, in the order above.
+
+    Raises:
+        PolicyError: naming the field, e.g. ``privacy.l_diversity.l``.
+
+    >>> disease = SensitiveDomain("disease", ("Cancer", "Flu", "HIV"))
+    >>> criteria = criteria_from_policy({"k": 3, "l_diversity": {"variant": "distinct", "l": 2}},
+    ...                                 {"disease": disease})
+    >>> [c.describe() for c in criteria]
+    ['3-anonymity', 'distinct 2-diversity']
+    >>> criteria_from_policy({"k": 3, "l_diversity": {"variant": "distinct", "l": 4}},
+    ...                      {"disease": disease})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.PolicyError: policy field 'privacy.l_diversity.l': l = 4 but ... has only 3 distinct values, ...
     """
     p = privacy_model(privacy)
     out: list[Criterion] = []
@@ -193,9 +216,11 @@ def criteria_from_policy(privacy: dict | pm.Privacy | None, domains: dict[str, S
         out.extend(DeltaDisclosure(p.delta_disclosure.delta, d) for d in targets)
     if p.k_map is not None:
         m = p.k_map
-        out.append(KMapPopulation(m.k, m.population) if m.population is not None else
-                   KMapEstimated(m.k, m.sampling_fraction, 0.01 if m.significance is None else m.significance,
-                                 m.estimator or "poisson"))
+        if m.population is not None:
+            out.append(KMapPopulation(m.k, m.population))
+        elif m.sampling_fraction is not None:        # the model's validator requires one of the two
+            out.append(KMapEstimated(m.k, m.sampling_fraction, 0.01 if m.significance is None else m.significance,
+                                     m.estimator or "poisson"))
     if p.delta_presence is not None:
         d = p.delta_presence
         out.append(DeltaPresence(d.delta_min, d.delta_max, d.population))

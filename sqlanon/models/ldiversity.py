@@ -88,7 +88,17 @@ def _tails(r: np.ndarray) -> np.ndarray:
 # distinct and entropy l-diversity
 
 def distinct_values(counts) -> np.ndarray:
-    """Distinct sensitive values per block, shape (B,): the l of distinct l-diversity."""
+    """Distinct sensitive values per block, shape (B,): the l of distinct l-diversity.
+
+    Args:
+        counts: (B, m) rows of each block holding each sensitive value.
+
+    Returns:
+        (B,) how many of the m values each block holds.
+
+    >>> distinct_values([[2, 1, 0], [0, 1, 0], [3, 0, 3]]).tolist()
+    [2, 1, 2]
+    """
     return (_counts(counts) > 0).sum(axis=1)
 
 
@@ -97,6 +107,15 @@ def block_entropy(counts) -> np.ndarray:
 
     H(b) = -sum_s p(b,s) log p(b,s) with p(b,s) = counts[b,s] / n(b) and 0 log 0 = 0; computed as
     log n - (sum_s c log c) / n. A block with no rows has entropy 0.
+
+    Args:
+        counts: (B, m) rows of each block holding each sensitive value.
+
+    Returns:
+        (B,) each block's entropy in nats; entropy l-diversity holds where it is >= log l.
+
+    >>> block_entropy([[2, 2], [3, 0], [1, 1]]).round(4).tolist()      # log 2 = 0.6931
+    [0.6931, 0.0, 0.6931]
     """
     a = _counts(counts)
     n = a.sum(axis=1)
@@ -381,9 +400,9 @@ def refine_blocks(joint, attribute: int) -> tuple[np.ndarray, np.ndarray]:
     B, m_i = moved.shape[0], moved.shape[-1]
     flat = moved.reshape(B, -1, m_i)                   # (B, combos, m_i)
     block = np.repeat(np.arange(B), flat.shape[1])
-    flat = flat.reshape(-1, m_i)
-    present = flat.sum(axis=1) > 0
-    return flat[present], block[present]
+    rows = flat.reshape(-1, m_i)
+    present = rows.sum(axis=1) > 0
+    return rows[present], block[present]
 
 
 def multi_attribute_ok(joint, criteria: Sequence[Criterion] | Callable[[int], Criterion]) -> np.ndarray:
@@ -412,7 +431,17 @@ def multi_attribute_ok(joint, criteria: Sequence[Criterion] | Callable[[int], Cr
 class DistinctLDiversity(Criterion):
     """Distinct l-diversity: every q*-block holds at least l distinct sensitive values (TKDD
     Sec. 4.1, the simplest reading of Principle 2). Achieved: ``l_distinct``, the fewest distinct
-    values in any block."""
+    values in any block.
+
+    Args:
+        l: the fewest distinct sensitive values a block may hold.
+
+    >>> counts = np.array([[2, 1, 0], [0, 1, 0], [3, 0, 3]])
+    >>> DistinctLDiversity(2).block_ok(counts).tolist()
+    [True, False, True]
+    >>> DistinctLDiversity(2).achieved(counts)
+    {'l_distinct': 1}
+    """
 
     name = "distinct l-diversity"
 
@@ -440,6 +469,16 @@ class EntropyLDiversity(Criterion):
     block's entropy is replaced by its adjusted entropy (Def. 4.5, computed by Algorithm 1).
     Achieved: ``l_entropy`` = exp(min block entropy) (the l the table is entropy l-diverse for), and
     with don't-care values also ``l_entropy_adjusted`` = exp(min adjusted entropy).
+
+    Args:
+        l: the l of the model (a real number >= 1): every block's entropy must be at least log l.
+        dont_care_codes: codes of the sensitive values whose disclosure is acceptable (Def. 4.5).
+
+    >>> counts = np.array([[2, 2, 0], [3, 1, 0], [1, 1, 1]])    # entropies log 2, 0.56, log 3
+    >>> EntropyLDiversity(2).block_ok(counts).tolist()
+    [True, False, True]
+    >>> EntropyLDiversity(2).achieved(counts)["l_entropy"] < 2
+    True
     """
 
     name = "entropy l-diversity"
@@ -494,6 +533,17 @@ class RecursiveCLDiversity(Criterion):
     c > c*; inf when a block's tail is 0); ``<prefix>l``, the largest l the table satisfies with this
     c (0 when none does: a W value under c2 percent fails npd at every l); with npd also
     ``npd_min_percent``, the smallest share (%) of a W value in any block.
+
+    Args:
+        c: the constant c (c1 with npd): the most frequent value's count must stay below c times the
+            sum of the l-th most frequent and rarer ones.
+        l: the l of the model.
+        dont_care_codes: codes of the values whose positive disclosure is acceptable (pd-recursive).
+        npd: (c2, codes of W) for npd-recursive: every value of W in at least c2 percent of every block.
+
+    >>> counts = np.array([[4, 2, 1], [6, 1, 0], [2, 2, 2]])    # r1 < 3 (r2 + r3)?  4 < 9, 6 < 3, 2 < 12
+    >>> RecursiveCLDiversity(3, 2).block_ok(counts).tolist()
+    [True, False, True]
     """
 
     def __init__(self, c: float, l: int, dont_care_codes: Sequence[int] = (),

@@ -65,7 +65,20 @@ def _pq(P, q) -> tuple[np.ndarray, np.ndarray]:
 
 def emd_equal(P, q) -> np.ndarray:
     """EMD under the equal ground distance, per row of P: 1/2 sum_i |p_i - q_i| (t-closeness paper,
-    Sec. 4.2, "Equal distance")."""
+    Sec. 4.2, "Equal distance").
+
+    Args:
+        P: (B, m) one distribution per block (`distributions` of the counts).
+        q: (m,) the whole table's distribution.
+
+    Returns:
+        (B,) each block's distance to q.
+
+    The paper's salary example (Sec. 4.2): P = {3k, 4k, 5k} against Q uniform over 3k..11k.
+
+    >>> emd_equal([[1/3, 1/3, 1/3, 0, 0, 0, 0, 0, 0]], [1/9] * 9).round(4).tolist()
+    [0.6667]
+    """
     P, q = _pq(P, q)
     return 0.5 * np.abs(P - q).sum(axis=1)
 
@@ -74,7 +87,20 @@ def emd_ordered(P, q) -> np.ndarray:
     """EMD under the ordered ground distance |i - j| / (m - 1), per row of P: with r_i = p_i - q_i,
     D = 1/(m-1) sum_{i=1..m} |r_1 + ... + r_i| (t-closeness paper, Sec. 4.2, numerical attributes).
     The values must be in ascending order (SensitiveDomain keeps numeric values that way). 0 when
-    the domain has a single value."""
+    the domain has a single value.
+
+    Args:
+        P: (B, m) one distribution per block, values in ascending order.
+        q: (m,) the whole table's distribution.
+
+    Returns:
+        (B,) each block's distance to q.
+
+    The paper's salary example (Sec. 4.2) gives D[P1, Q] = 0.375:
+
+    >>> emd_ordered([[1/3, 1/3, 1/3, 0, 0, 0, 0, 0, 0]], [1/9] * 9).round(4).tolist()
+    [0.375]
+    """
     P, q = _pq(P, q)
     m = P.shape[1]
     if m < 2:
@@ -170,6 +196,23 @@ class TCloseness(Criterion):
     after building the criterion) unless `q` is given. `distance` is ``equal``, ``ordered`` (the
     domain must be numeric, values ascending) or ``hierarchical`` (the domain must have `levels`).
     Achieved: ``t_<distance>``, the largest EMD of any block.
+
+    Args:
+        t: the largest distance allowed.
+        distance: the EMD's ground distance: ``equal``, ``ordered`` or ``hierarchical``.
+        domain: the sensitive attribute (its values, and its `totals` for Q unless `q` is given).
+        q: the whole table's counts (or distribution) of the values, instead of `domain.totals`.
+
+    The paper's salary example (Sec. 4.2): P1 = {3k, 4k, 5k} is 0.375 from the table's Q (3k..11k, one
+    each), P2 = {6k, 8k, 11k} 0.167.
+
+    >>> salary = SensitiveDomain("salary", tuple(range(3, 12)), numeric=True)
+    >>> blocks = np.array([[1, 1, 1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 1, 0, 0, 1]])
+    >>> model = TCloseness(0.2, "ordered", salary, q=[1] * 9)
+    >>> model.emd(blocks).round(3).tolist()
+    [0.375, 0.167]
+    >>> model.block_ok(blocks).tolist()
+    [False, True]
     """
 
     name = "t-closeness"

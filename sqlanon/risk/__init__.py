@@ -3,7 +3,7 @@
 - `measures`:   prosecutor, journalist and marketer risk from class-size histograms;
 - `estimators`: population uniqueness from a sample (Zayatz, Pitman, SNB, Dankar et al.'s rule);
 - `analysis`:   the SQL side: one GROUP BY for the histogram, the riskiest classes, the population join;
-- `cli`:        ``sqlanon risk``.
+- ``sqlanon risk`` is in `sqlanon.cli.risk`.
 
 The privacy models built on these figures (average risk, records at risk, k-map, ...) live in
 `sqlanon.models.risk`.
@@ -14,7 +14,7 @@ import importlib
 from typing import Any
 
 # the names below load their module on first use: `estimators` imports scipy (about a second), and the
-# command line registers `sqlanon risk` (sqlanon.risk.cli) at every start
+# command line imports `sqlanon.risk.measures` at every start (sqlanon.cli.risk)
 _HOME = {"Key": "analysis", "histogram": "analysis", "node_keys": "analysis", "plain_keys": "analysis",
          "risk_report": "analysis", "population_uniques": "estimators", "journalist": "measures",
          "prosecutor": "measures", "summary": "measures"}

@@ -53,9 +53,9 @@ def histogram(backend: Backend, relation: str, keys: list[Key], entity: str | No
     table `classes` when given)."""
     data = backend.fetchnumpy("risk_histogram.sql", relation=relation, keys=keys, entity=entity, classes=classes)
     sizes = np.asarray(data["size"], dtype=np.int64)
-    classes = np.asarray(data["classes"], dtype=np.int64)
+    counts = np.asarray(data["classes"], dtype=np.int64)
     order = np.argsort(sizes, kind="stable")
-    return sizes[order], classes[order]
+    return sizes[order], counts[order]
 
 
 def smallest_classes(backend: Backend, relation: str, keys: list[Key], entity: str | None = None,
@@ -106,7 +106,7 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
         out["k_map"] = j["k_map"]
         out["delta_presence"] = j["delta_presence"]
         if population_size is None and sampling_fraction is None:
-            population_size = float(backend.fetchone("count_rows.sql", relation=population)[0])
+            population_size = float(backend.fetchrow("count_rows.sql", relation=population)[0])
     if sampling_fraction is not None:
         population_size = out["rows"] / float(sampling_fraction)
     if population_size is not None and out["rows"]:

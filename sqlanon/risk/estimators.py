@@ -142,7 +142,8 @@ def shlosser_classes(sizes, counts, f: float) -> float:
     """The number of classes in the population (non-empty cells), K, by the Shlosser-type estimator of
     Haas and Stokes ("Estimating the number of classes in a finite population", JASA 93(444), 1998, D_Sh2),
     as the SNB model uses it:
-    K = u + c_1 [sum i f^2 (1-f^2)^(i-1) c_i / sum (1-f)^i ((1+f)^i - 1) c_i] [sum (1-f)^i c_i / sum i f (1-f)^(i-1) c_i]^2.
+    K = u + c_1 [sum i f^2 (1-f^2)^(i-1) c_i / sum (1-f)^i ((1+f)^i - 1) c_i]
+              [sum (1-f)^i c_i / sum i f (1-f)^(i-1) c_i]^2.
     """
     i, c = _histogram(sizes, counts)
     u, c1 = float(c.sum()), float(c[i == 1].sum())

@@ -73,7 +73,7 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
     f = np.asarray(sample_sizes, dtype=np.int64).reshape(-1)
     F = np.asarray(population_sizes, dtype=np.int64).reshape(-1)
     c = np.asarray(classes, dtype=np.int64).reshape(-1)
-    smaller = int(c[F < f].sum())
+    smaller = int(c[f > F].sum())
     F = np.maximum(F, f)
     rows = int((f * c).sum())
     risky = at_risk(F, threshold)

@@ -3,7 +3,8 @@ is) and after (the released classes), and a class-size risk histogram: the recor
 band (1/class size), before beside after.
 
 The source's class-size histogram is one GROUP BY in the database (`sqlanon.risk.analysis.histogram`);
-the release's class sizes are the chosen node's, which the report already has.
+the release's class sizes are the chosen node's, which the report already has. The section's HTML is
+the template sqlanon/html_templates/risk_section.html, included by the report's page.
 """
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
     n = len(bands)
     group = (width - left - 20) / max(n, 1)
     peak = max([max(b["before"]["rows"], b["after"]["rows"]) for b in bands] + [1])
-    body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" stroke="#666"/>',
+    body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" '
+            'stroke="#666"/>',
             (f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
             f'prosecutor risk (1 / class size)</text>'),
             (f'<text x="{left - 12}" y="{(height - bottom) / 2:.0f}" class="axis" text-anchor="middle" '
@@ -64,34 +66,11 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
         x = left + i * group
         for j, (key, color) in enumerate((("before", "#bdbdbd"), ("after", "#d7301f"))):
             h = (height - bottom - top) * b[key]["rows"] / peak
-            body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" y="{height - bottom - h:.1f}" '
+            body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" '
+                        f'y="{height - bottom - h:.1f}" '
                         f'width="{(group - 12) / 2 - 2:.1f}" height="{h:.1f}" fill="{color}"><title>{key}: '
                         f'{b[key]["rows"]:,} {html.escape(unit)} in {b[key]["classes"]:,} classes</title></rect>')
         body.append(f'<text x="{x + group / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle" class="tick">'
                     f'{html.escape(b["label"])}</text>')
     return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
                   f'height="{height}" role="img" aria-label="risk histogram">' + "".join(body) + "</svg>")
-
-
-SECTION = """
-<h2 id="risk">Re-identification risk</h2>
-<p>Prosecutor model: an attacker who knows a person is in the table re-identifies them with probability
-1 / (size of their class). Before: the source with its quasi-identifiers as they are; after: the release.</p>
-<table id="risk-table">
-<tr><th class="l">measure</th><th>source</th><th>release</th></tr>
-<tr><td class="l">classes</td><td>{{ "{:,}".format(risk.before.classes) }}</td><td>{{ "{:,}".format(risk.after.classes) }}</td></tr>
-<tr><td class="l">sample uniques ({{ unit }} alone in their class)</td><td>{{ cells.count(risk.before.sample_uniques) }}</td><td>{{ cells.count(risk.after.sample_uniques) }}</td></tr>
-<tr><td class="l">highest risk (1 / smallest class)</td><td>{{ top_risk(risk.before.prosecutor.max) }}</td><td>{{ top_risk(risk.after.prosecutor.max) }}</td></tr>
-<tr><td class="l">average risk (classes / {{ unit }})</td><td>{{ pct(risk.before.prosecutor.average) }}</td><td>{{ pct(risk.after.prosecutor.average) }}</td></tr>
-<tr><td class="l">{{ unit }} at risk (risk above {{ fmt(risk.threshold) }})</td><td>{{ cells.share((risk.before.prosecutor.records_at_risk * risk.before.rows)|round|int, risk.before.rows) }}</td><td>{{ cells.share((risk.after.prosecutor.records_at_risk * risk.after.rows)|round|int, risk.after.rows) }}</td></tr>
-</table>
-<p>{{ unit|capitalize }} per risk band, source (grey) beside release (red):</p>
-{{ risk_svg }}
-<table id="risk-bands">
-<tr><th class="l">risk</th><th>source classes</th><th>source {{ unit }}</th><th>release classes</th><th>release {{ unit }}</th></tr>
-{% for b in risk.bands %}<tr><td class="l">{{ b.label }}</td><td>{{ "{:,}".format(b.before.classes) }}</td><td>{{ cells.count(b.before.rows) }}</td><td>{{ "{:,}".format(b.after.classes) }}</td><td>{{ cells.count(b.after.rows) }}</td></tr>
-{% endfor %}
-</table>
-<p class="note"><code>sqlanon risk</code> adds the journalist and marketer models against a population table and
-population uniqueness estimates.</p>
-"""

@@ -8,87 +8,17 @@ temporary tables are dropped, a database file the run created is removed).
 """
 from __future__ import annotations
 
-import json
 import sys
-from functools import wraps
 from importlib import resources
 from pathlib import Path
 
 import click
 
-from . import __version__
-from .catalog import json_default as _json_default
-from .cli_common import parse_node as _parse_node
-from .errors import PrivacyNotMet, UserError
-from .progress import Progress
+from ..progress import Progress
+from ..version import __version__
+from .common import levels_text, manifest_target, parse_node, refuse_non_json, search_run, user_errors, write_json
 
 DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake")
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"sqlanon: error: {message}", err=True)
-    sys.exit(code)
-
-
-def user_errors(fn):
-    """Turn user errors into one line and an exit code; anything else is a bug and keeps its traceback."""
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except UserError as e:
-            _fail(str(e), e.exit_code)
-        except PrivacyNotMet as e:
-            _fail(str(e), e.exit_code)
-        except KeyboardInterrupt:
-            click.echo("sqlanon: interrupted", err=True)
-            sys.exit(130)
-    return wrapper
-
-
-def _progress(quiet: bool) -> Progress:
-    return Progress(enabled=False) if quiet else Progress()
-
-
-def _run(policy, db, quiet, mode="incognito"):
-    """An Anonymization with its minimal nodes found; use it in a `with` block."""
-    from .anonymizer import Anonymization
-    run = Anonymization(policy, db=db, progress=_progress(quiet))
-    try:
-        run.search(mode)
-    except BaseException:
-        run.close()
-        raise
-    return run
-
-
-def _write_json(data: dict, path: str | None) -> None:
-    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
-    another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""
-    text = json.dumps(data, indent=2, default=_json_default)
-    if path in (None, "-"):
-        click.echo(text)
-    else:
-        _refuse_non_json(Path(path))
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
-
-
-def _refuse_non_json(path: Path) -> None:
-    from .catalog import ReleaseRefused
-    if path.is_dir():
-        raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
-    if path.exists():
-        with open(path, "rb") as f:
-            head = f.read(64).lstrip()
-        if head and head[:1] not in (b"{", b"["):
-            raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
-                                 "choose another path")
-
-
-def _levels_text(levels: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in levels.items())
 
 
 def _node_lines(run, levels: dict) -> list[str]:
@@ -115,7 +45,7 @@ def _summary(run, manifest_path=None) -> None:
     click.echo(f"source: {m['source']['table']} ({m['source']['rows']:,} rows)")
     click.echo(f"lattice: {m['lattice']['nodes']:,} nodes, {m['lattice']['evaluated']:,} evaluated, "
                f"{len(m['lattice']['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
-    click.echo(f"chosen by {run.policy.utility}: {_levels_text(c['levels'])}")
+    click.echo(f"chosen by {run.policy.utility}: {levels_text(c['levels'])}")
     search = m.get("search") or {}
     if search.get("method") not in (None, "given node"):
         where = "a minimal node" if search["released_is_minimal"] else "above the minimal nodes"
@@ -137,32 +67,20 @@ def _summary(run, manifest_path=None) -> None:
     if not m["outputs"]:
         click.echo("released nothing (release.materialize: none)")
     else:
-        from .catalog import CATALOG
+        from ..catalog import CATALOG
         click.echo(f"recorded in {CATALOG} in {where}")
     if manifest_path is not None:
         click.echo(f"manifest: {manifest_path}")
 
 
-def _manifest_target(run, json_path: str | None, force: bool) -> Path:
-    """The manifest file a run writes (`--json PATH`, or beside the database), checked before anything is
-    released: never the source, the policy, a hierarchy file or the database; an existing file that is not a
-    sqlanon manifest only with --force."""
-    from .catalog import check_file_target, protected_files
-    _check_output_folder(json_path, "--json")
-    path = Path(json_path) if json_path not in (None, "-") else run.default_manifest_path()
-    check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
-                      force, manifest_ok=True)
-    return path
-
-
 def _release(run, json_path: str | None, force: bool, quiet: bool, companions=()) -> Path:
     """Materialize, then write the manifest file (its JSON is already in the catalog row); `--json -` also
     prints it. Returns the manifest path."""
-    path = _manifest_target(run, json_path, force)
+    path = manifest_target(run, json_path, force)
     run.materialize(companions, force=force)
     run.write_manifest(path)
     if json_path == "-":
-        _write_json(run.manifest(), None)
+        write_json(run.manifest(), None)
     elif not quiet:
         _summary(run, path)
     return path
@@ -215,7 +133,7 @@ def main():
 def demo(db, json_path, report_path, quiet):
     """Anonymize the embedded UCI Adult data (45,222 rows): 5-anonymity over 8 quasi-identifiers."""
     adult = resources.files("sqlanon.datasets.adult")
-    with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, _run(str(path), db, quiet) as run:
+    with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, search_run(str(path), db, quiet) as run:
         run.choose()
         _release(run, json_path, False, False)
         if report_path:
@@ -231,28 +149,19 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
               "(never the source, the policy, a hierarchy file or the database).")
 
 
-def _check_output_folder(path: str | None, option: str) -> None:
-    """An output file's folder must exist before anything is released (else the release would be written and
-    the manifest lost)."""
-    if path in (None, "-"):
-        return
-    folder = Path(path).expanduser().resolve().parent
-    if not folder.is_dir():
-        raise UserError(f"{option}: the folder {folder} does not exist; create it or give another path")
-
-
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--json", "json_path", default=None, help=JSON_HELP)
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file for the release (default: the source's database, or a file beside the policy).")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito",
+              show_default=True)
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary.")
 @user_errors
 def anonymize(policy, json_path, db, mode, force, quiet):
     """Search the lattice, choose the best satisfying node, materialize the release, write its manifest."""
-    with _run(policy, db, quiet, mode) as run:
+    with search_run(policy, db, quiet, mode) as run:
         run.choose()
         _release(run, json_path, force, quiet)
 
@@ -261,14 +170,15 @@ def anonymize(policy, json_path, db, mode, force, quiet):
 @click.argument("policy", type=click.Path(dir_okay=False))
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito", show_default=True)
+@click.option("--mode", type=click.Choice(["incognito", "brute_force", "heuristic"]), default="incognito",
+              show_default=True)
 @click.option("--metrics", type=click.Choice(["policy", "all"]), default="policy", show_default=True,
               help="Score each minimal node by the policy's utility metric only, or by all four.")
 @click.option("-q", "--quiet", is_flag=True)
 @user_errors
 def lattice(policy, db, as_json, mode, metrics, quiet):
     """Every minimal node that satisfies the policy, with its metrics, and the node a release would use."""
-    with _run(policy, db, quiet, mode) as run:
+    with search_run(policy, db, quiet, mode) as run:
         run.score_minimal(metrics)
         run.choose()
         _print_lattice(run, as_json)
@@ -281,14 +191,14 @@ def _print_lattice(run, as_json: bool) -> None:
             "release": {"levels": dict(run.chosen.levels), "metrics": dict(run.chosen.metrics),
                         **run.optimum.as_dict()}}
     if as_json:
-        _write_json(data, None)
+        write_json(data, None)
     else:
         click.echo(f"{data['nodes']:,} nodes, {data['evaluated']:,} evaluated, {len(data['minimal'])} minimal")
         for c in data["minimal"]:
-            click.echo(f"  {_levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
+            click.echo(f"  {levels_text(c['levels'])}  " + " ".join(f"{k}={v:g}" for k, v in c["metrics"].items()))
         r = data["release"]
         where = "a minimal node" if r["released_is_minimal"] else "above the minimal nodes"
-        click.echo(f"release ({r['method']}, {where}, {r['nodes_scored']:,} nodes scored): {_levels_text(r['levels'])}  "
+        click.echo(f"release ({r['method']}, {where}, {r['nodes_scored']:,} nodes scored): {levels_text(r['levels'])}  "
                    f"{run.policy.utility}={r['metrics'][run.policy.utility]:g}")
 
 
@@ -301,9 +211,9 @@ def _print_lattice(run, as_json: bool) -> None:
 @user_errors
 def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
-    from .anonymizer import Anonymization
-    from .policy import load_policy, source_with_table
-    from .errors import PolicyError
+    from ..anonymizer import Anonymization
+    from ..errors import PolicyError
+    from ..policy import load_policy, source_with_table
     pol = load_policy(policy)
     if table is not None:
         if node is not None:
@@ -316,7 +226,7 @@ def check(policy, db, node, table, as_json):
         raw["sensitive"] = list(pol.sensitive) if all(v is None for v in pol.sensitive.values()) else raw["sensitive"]
         pol = load_policy(raw, base_dir=pol.base_dir)
         if db is None:
-            from .anonymizer import default_db
+            from ..anonymizer import default_db
             db = str(default_db(load_policy(policy)))
     with Anonymization(pol, db=db, progress=Progress(enabled=False)) as run:
         view = _view_coverage(run, load_policy(policy), table)
@@ -327,12 +237,12 @@ def check(policy, db, node, table, as_json):
 
 def _view_coverage(run, policy, table):
     """For the policy's own view release: its coverage and drift (sqlanon/views.py); None otherwise."""
-    from .views import view_release_coverage
+    from ..views import view_release_coverage
     return view_release_coverage(run.backend, policy, table) if table else None
 
 
 def _check_report(run, node, table, as_json, view=None) -> bool:
-    levels = _parse_node(node) if node else {q: 0 for q in run.lattice.names}
+    levels = parse_node(node) if node else {q: 0 for q in run.lattice.names}
     res = run.evaluate(levels)
     failing = int((~res.ok).sum())
     report = {"table": table or run.policy.source.label, "levels": levels, "rows": run.fs.rows,
@@ -348,19 +258,19 @@ def _check_report(run, node, table, as_json, view=None) -> bool:
     if view is not None:
         report["view"] = view
     if as_json:
-        _write_json(report, None)
+        write_json(report, None)
     else:
         click.echo(f"{report['table']}: {report['rows']:,} rows in {report['classes']:,} classes at "
-                   f"{_levels_text(levels)}")
+                   f"{levels_text(levels)}")
         click.echo("achieved: " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
                                             for k, v in report["achieved"].items()))
         click.echo(f"failing classes: {failing} ({res.suppressed_rows:,} rows; suppression budget "
                    f"{run.checker.budget:,} rows)")
         for ex in report.get("failing_examples", []):
-            click.echo(f"  {_levels_text(ex['block'])}: {ex['rows']} rows")
+            click.echo(f"  {levels_text(ex['block'])}: {ex['rows']} rows")
         click.echo("satisfies the policy" if res.satisfied else "does NOT satisfy the policy")
         if view is not None:
-            from .views import coverage_lines
+            from ..views import coverage_lines
             for line in coverage_lines(view):
                 click.echo("view release: " + line)
             for reason in view["reasons"]:
@@ -371,7 +281,8 @@ def _check_report(run, node, table, as_json, view=None) -> bool:
 def _all_blocks(res):
     """The node result with no block suppressed: achieved values over every block."""
     import numpy as np
-    from .checker import NodeResult
+
+    from ..checker import NodeResult
     return NodeResult(res.levels, res.satisfied, res.counts, np.ones(len(res.ok), dtype=bool), 0)
 
 
@@ -397,8 +308,8 @@ def sql(policy, dialect, db, source_table, steps, quiet):
     """A script for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
     transpiled by sqlglot: one self-contained SELECT whose rows are the release, runnable as it is on a
     database holding only the source table (mapping tables inline as VALUES)."""
-    from .script import release_script
-    from .sqlgen import policy_sql
+    from ..script import release_script
+    from ..sqlgen import policy_sql
 
     with _chosen(policy, db, quiet) as run:
         click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
@@ -408,9 +319,9 @@ def _chosen(policy: str, db, quiet: bool):
     """A run at a release MANIFEST's recorded node (.json, no search) or at a POLICY's chosen node (searched
     now); use it in a `with` block."""
     if policy.lower().endswith(".json"):
-        from .applying import open_manifest
+        from ..applying import open_manifest
         return open_manifest(policy, db=db)
-    run = _run(policy, db, quiet)
+    run = search_run(policy, db, quiet)
     try:
         run.choose()
     except BaseException:
@@ -433,7 +344,7 @@ def _chosen(policy: str, db, quiet: bool):
 def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
     """Write a POLICY's (searched now) or a release MANIFEST's (.json) release into a dbt project: the model,
     its source, and schema tests that fail when the model stops satisfying the policy."""
-    from .dbt import write_project
+    from ..dbt import write_project
 
     with _chosen(policy, db, quiet) as run:
         for path in write_project(run, project, dialect, source_table, source_schema):
@@ -453,7 +364,7 @@ def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
 @user_errors
 def apply(manifest, new_source, db, name, json_path, force, quiet):
     """Apply a manifest's exact transformation to new rows; refuse (exit 3) if the models no longer hold."""
-    from .applying import open_manifest, require_satisfied
+    from ..applying import open_manifest, require_satisfied
     with open_manifest(manifest, new_source, db=db, name=name) as run:
         require_satisfied(run)
         _release(run, json_path, force, quiet)
@@ -465,29 +376,21 @@ def apply(manifest, new_source, db, name, json_path, force, quiet):
 @user_errors
 def schema(out_path):
     """Print the policy's JSON Schema (draft 2020-12) for editors: point a YAML language server at it."""
-    from .policy_model import json_schema_text
+    from ..policy_model import json_schema_text
     text = json_schema_text()
     if out_path is None:
         click.echo(text, nl=False)
     else:
-        _refuse_non_json(Path(out_path))      # never overwrite a policy given by mistake
+        refuse_non_json(Path(out_path))      # never overwrite a policy given by mistake
         Path(out_path).write_text(text, encoding="utf-8")
 
 
 def _register_feature_commands() -> None:
-    """Commands that live beside their feature (attacks, experiments), each module listing COMMANDS."""
-    from . import views_cli, workflow_cli
-    from .experiments import cli as experiments_cli
-    from .marginals import cli as marginals_cli
-    from .maxent import cli as maxent_cli
-    from .risk import cli as risk_cli
-    for module in (experiments_cli, workflow_cli, views_cli, marginals_cli, maxent_cli, risk_cli):
+    """The commands of the other modules of this package, each module listing its COMMANDS."""
+    from . import experiments, marginals, maxent, risk, views, workflow
+    for module in (experiments, workflow, views, marginals, maxent, risk):
         for command in module.COMMANDS:
             main.add_command(command)
 
 
 _register_feature_commands()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import click
 
-from ..cli_common import parse_node
 from ..errors import PolicyError, UserError
-from . import measures
+from ..risk import measures
+from .common import parse_node, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -61,7 +61,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     from ..anonymizer import Anonymization, default_db
     from ..engine import MEMORY, open_backend
     from ..policy import load_policy, source_with_table
-    from .analysis import node_keys, plain_keys, risk_report
+    from ..risk.analysis import node_keys, plain_keys, risk_report
 
     if sum(x is not None for x in (node, table, manifest)) > 1:
         raise PolicyError("--node", "give at most one of --node, --table, --manifest")
@@ -72,8 +72,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     _positive(sampling_fraction, "--sampling-fraction", 1.0)
     pol = load_policy(policy_path)
     qis = list(pol.quasi_identifiers)
-    options = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
-    what = {"source": pol.source.label}
+    options: dict = {"threshold": threshold, "population_size": population_size, "sampling_fraction": sampling_fraction}
+    what: dict = {"source": pol.source.label}
     levels = None
     relation = None
     if manifest is not None:
@@ -170,8 +170,6 @@ def _print(report: dict) -> None:
 @click.option("--json", "json_path", default=None, help="Write the figures as JSON here ('-' = stdout).")
 def risk(policy, db, node, table, manifest, threshold, population_size, sampling_fraction, population, json_path):
     """Re-identification risk: prosecutor, journalist, marketer, sample and population uniques."""
-    from ..cli import _write_json, user_errors
-
     @user_errors
     def run():
         report = risk_of(policy, db=db, node=node, table=table, manifest=manifest, threshold=threshold,
@@ -179,7 +177,7 @@ def risk(policy, db, node, table, manifest, threshold, population_size, sampling
         if json_path != "-":
             _print(report)
         if json_path:
-            _write_json(report, json_path)
+            write_json(report, json_path)
     run()
 
 

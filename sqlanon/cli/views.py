@@ -1,4 +1,4 @@
-"""`sqlanon status MANIFEST`: how far a view release has drifted (sqlanon/views.py), registered by sqlanon.cli.
+"""`sqlanon status MANIFEST`: how far a view release has drifted (sqlanon/views.py).
 
     sqlanon status MANIFEST [--db PATH] [--renode/--no-renode] [--json]
 
@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .workflow_cli import _user_errors
+from .common import user_errors
 
 COMMANDS: list = []
 
@@ -25,12 +25,12 @@ COMMANDS: list = []
               help="Search the live source again and report whether another node would be chosen "
                    "(default: the policy's release.drift.renode).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@_user_errors
+@user_errors
 def status(manifest, db, renode, as_json):
     """Drift of a view release against its MANIFEST: rows suppressed at read time, rows with unknown values,
     and whether a new search would choose another node; exit 3 past the policy's release.drift limits."""
-    from .views import coverage_lines
-    from .views import status as view_status
+    from ..applying import view_status
+    from ..views import coverage_lines
     out = view_status(manifest, db=db, renode=renode)
     if as_json:
         click.echo(json.dumps(out, indent=2))

@@ -1,4 +1,4 @@
-"""Click commands for attacks and experiments, registered on the `sqlanon` group by sqlanon.cli.
+"""The commands of the attacks and the experiments.
 
     sqlanon attack POLICY [--node age=1,... | --minimal | --table RELEASE] [--attack homogeneity|similarity|all]
                           [--threshold 0.95] [--groups FILE.csv] [--group-level 1] [--json OUT] [--manifest OUT]
@@ -6,44 +6,15 @@
 """
 from __future__ import annotations
 
-import json
 import sys
-from functools import wraps
 from pathlib import Path
 
 import click
 
-from ..cli_common import parse_node as _parse_node
-from ..errors import PolicyError, PrivacyNotMet, UserError
+from ..errors import PolicyError
+from .common import levels_text, parse_node, progress_for, user_errors, write_json
 
 COMMANDS: list = []
-
-
-def _errors(fn):
-    """User errors become one line on stderr and their exit code (2), as in the rest of the CLI."""
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (UserError, PrivacyNotMet) as e:
-            click.echo(f"sqlanon: error: {e}", err=True)
-            sys.exit(e.exit_code)
-    return wrapper
-
-
-def _json_default(o):
-    from .report import json_default
-    return json_default(o)
-
-
-def _write_json(data, path: str) -> None:
-    text = json.dumps(data, indent=2, default=_json_default)
-    if path == "-":
-        click.echo(text)
-        return
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 def _table_policy(policy: str, table: str, db):
@@ -64,10 +35,6 @@ def _table_policy(policy: str, table: str, db):
     return load_policy(raw, base_dir=pol.base_dir), db
 
 
-def _levels_text(levels: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in levels.items())
-
-
 def _describe(report, show: int) -> list[str]:
     pct = 100.0 * report.exposed_rows / report.rows if report.rows else 0.0
     if report.attack == "homogeneity":
@@ -81,7 +48,7 @@ def _describe(report, show: int) -> list[str]:
         lines.append("    disclosed: " + ", ".join(f"{k} {v:,} rows" for k, v in report.by_disclosed.items()))
     for ex in report.examples[:show]:
         share = "all" if ex.share >= 1 else f"{ex.share:.0%}"
-        lines.append(f"    {_levels_text(ex.block)}: {ex.rows:,} rows, {share} {ex.disclosed}")
+        lines.append(f"    {levels_text(ex.block)}: {ex.rows:,} rows, {share} {ex.disclosed}")
     return lines
 
 
@@ -108,13 +75,12 @@ def _describe(report, show: int) -> list[str]:
               help="Write the release manifest with an `attacks` section here (not with --table or --minimal).")
 @click.option("--fail-if-exposed", is_flag=True, help="Exit 3 when any block is exposed (for release gates).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no text report.")
-@_errors
+@user_errors
 def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups, group_level, show, json_path,
            manifest_path, fail_if_exposed, quiet):
     """Homogeneity and similarity attacks on a release, a node, or every minimal node of a policy."""
     from .. import attacks
     from ..anonymizer import Anonymization
-    from ..progress import Progress
     if sum(x is not None and x is not False for x in (node, table, minimal or None)) > 1:
         raise PolicyError("--node/--minimal/--table", "give at most one of them")
     if not 0 < threshold <= 1:
@@ -125,7 +91,7 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         pol, db = _table_policy(policy, table, db)
     else:
         pol = policy
-    progress = Progress(enabled=False) if quiet else Progress()
+    progress = progress_for(quiet)
     with Anonymization(pol, db=db, progress=progress) as run:
         sens = attacks.sensitive_attribute(run, sensitive)
         has_groups = groups is not None or sens.domain.levels is not None
@@ -142,9 +108,10 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         if minimal:
             targets = [run.lattice.levels(n) for n in run.search().minimal]
             if not quiet:
-                click.echo(f"{len(targets)} minimal nodes of {run.lattice.size:,} ({run.result.evaluated:,} evaluated)")
+                click.echo(f"{len(targets)} minimal nodes of {run.lattice.size:,} "
+                           f"({run.searched().evaluated:,} evaluated)")
         elif table or node:
-            targets = [{q: 0 for q in run.lattice.names} if table else _parse_node(node)]
+            targets = [{q: 0 for q in run.lattice.names} if table else parse_node(node)]
             if node:
                 run.use_node(attacks.check_levels(run, targets[0]))
         else:
@@ -157,7 +124,7 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
                                                 **opts) for kind, opts in kinds]
             reports.append(node_reports)
             if not quiet and not minimal:
-                where = f"table {table}" if table else f"node {_levels_text(levels)}"
+                where = f"table {table}" if table else f"node {levels_text(levels)}"
                 r0 = node_reports[0]
                 click.echo(f"{where}: {r0.blocks:,} blocks, {r0.rows:,} rows"
                            + (f" ({r0.suppressed_rows:,} suppressed)" if r0.suppressed_rows else "")
@@ -168,7 +135,8 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         if minimal:
             for i, (kind, opts) in enumerate(kinds):
                 s = attacks.summarize([rs[i] for rs in reports])
-                s.update({"attack": kind, "threshold": reports[0][i].threshold if reports else opts.get("threshold", 1.0)})
+                s.update({"attack": kind,
+                          "threshold": reports[0][i].threshold if reports else opts.get("threshold", 1.0)})
                 summary.append(s)
                 if not quiet:
                     label = (f"homogeneity >= {s['threshold']:.0%}" if kind == "homogeneity" else "similarity")
@@ -178,13 +146,13 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
                                f"{avg_g} groups and {avg_t} tuples on average")
         flat = [r for rs in reports for r in rs]
         if json_path:
-            _write_json({"policy": str(policy), "table": table, "sensitive": sens.name,
+            write_json({"policy": str(policy), "table": table, "sensitive": sens.name,
                          "nodes": [{"levels": rs[0].levels if rs else None, "attacks": [r.as_dict() for r in rs]}
                                    for rs in reports], "summary": summary}, json_path)
         if manifest_path:
             manifest = run.manifest()
             manifest["attacks"] = attacks.manifest_section(flat)
-            _write_json(manifest, manifest_path)
+            write_json(manifest, manifest_path)
     if fail_if_exposed and any(r.affected for r in flat):
         click.echo("sqlanon: attack: blocks are exposed (--fail-if-exposed)", err=True)
         sys.exit(3)
@@ -202,10 +170,11 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
 @click.option("--landsend-timeout", type=float, default=None,
               help="Seconds before a Lands End measurement is killed (default 120).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
-@_errors
+@user_errors
 def experiments(names, out, sample_rows, landsend_rows, repeat, landsend_timeout, quiet):
     """Reproduce the papers' experiments: homogeneity, performance, utility, similarity, facts (all by default)."""
-    from . import NAMES, run_experiments
+    from ..experiments import NAMES
+    from ..experiments.runner import run_experiments
     for n in names:
         if n not in NAMES:
             raise PolicyError("NAME", f"unknown experiment {n!r}; choose from {', '.join(NAMES)}")

@@ -1,4 +1,4 @@
-"""Click commands of sqlanon.marginals, registered on the `sqlanon` group by sqlanon.cli.
+"""The command of sqlanon.marginals.
 
     sqlanon marginals POLICY [--search greedy|walk|one-attribute|none] [--start chosen|all|age=1,sex=0,...]
                              [--max-sensitive N] [--max-steps N] [--prune auto|hull|pairs|none]
@@ -16,6 +16,8 @@ achieves and the search's steps.
 from __future__ import annotations
 
 import click
+
+from .common import manifest_target, parse_node, progress_for, search_run, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -47,21 +49,19 @@ COMMANDS: list = []
 def marginals_command(policy, search_mode, start, max_sensitive, max_steps, prune, relaxation, seed, walk_steps, db,
                       json_path, no_release, quiet):
     """Search, score and release anonymized marginals beside the anonymized table (Kifer & Gehrke 2006)."""
-    from ..cli import _progress, _run, _write_json, user_errors
     user_errors(_marginals)(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release,
-                            quiet, _run, _progress, _write_json, relaxation, seed, walk_steps)
+                            quiet, relaxation, seed, walk_steps)
 
 
 def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, json_path, no_release, quiet,
-               run_factory, progress_factory, write_json, relaxation=None, seed=0, walk_steps=1000):
-    from ..cli_common import parse_node
+               relaxation=None, seed=0, walk_steps=1000):
     from ..errors import DataError, PolicyError, PrivacyNotMet
-    from .search import best_of
-    from .session import Marginals
+    from ..marginals.search import best_of
+    from ..marginals.session import Marginals
 
-    progress = progress_factory(quiet)
-    with run_factory(policy, db, quiet) as run:
-        if not run.result.minimal:
+    progress = progress_for(quiet)
+    with search_run(policy, db, quiet) as run:
+        if not run.searched().minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
         ms = Marginals(run, max_sensitive=max_sensitive, prune=prune, relaxation=relaxation)
@@ -72,25 +72,25 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         if listed and search_mode not in (None, "none"):
             raise PolicyError("--search", "the policy lists release.marginals; give --search none (the default "
                               "then) or remove them to search")
-        run.choose()
+        chosen = run.choose()
         if start == "all":
             starts = [c.levels for c in run.candidates]
         elif start == "chosen":
-            starts = [run.chosen.levels]
+            starts = [chosen.levels]
         else:   # a given node: it becomes the released table (the lattice's minimal nodes stay in the manifest)
             minimal = list(run.candidates)
-            run.use_node(parse_node(start))
+            chosen = run.use_node(parse_node(start))
             run.candidates = minimal
-            starts = [run.chosen.levels]
+            starts = [chosen.levels]
         section: dict = {"mode": mode, "max_sensitive": max_sensitive}
         if mode == "none":
-            table = ms.table(run.chosen.levels)
+            table = ms.table(chosen.levels)
             coll = ms.collection([table, *listed])
         elif mode in ("greedy", "walk"):
             results = [ms.search(levels, max_steps, progress) for levels in starts]
             best = best_of(results)
             levels = starts[results.index(best)]
-            if levels != run.chosen.levels:     # the table of the best collection becomes the released table
+            if levels != chosen.levels:     # the table of the best collection becomes the released table
                 minimal = list(run.candidates)
                 run.use_node(levels)
                 run.candidates = minimal
@@ -101,8 +101,8 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
                 coll = walk.collection
                 section["walk"] = {k: v for k, v in walk.as_dict().items() if k != "start"}
         else:
-            table = ms.table(run.chosen.levels)
-            path, coll = ms.one_attribute_path(run.chosen.levels)
+            table = ms.table(chosen.levels)
+            path, coll = ms.one_attribute_path(chosen.levels)
             section["path"] = [p.as_dict() for p in path]
         section.update(ms.score(coll, table))
         if not section["privacy"]["satisfied"]:
@@ -113,8 +113,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
                                 + "; nothing was released")
         run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
         if not no_release:
-            from ..cli import _manifest_target
-            path = _manifest_target(run, json_path, False)
+            path = manifest_target(run, json_path, False)
             run.materialize([ms.companion(coll, skip=table)])     # the table and its marginals: one transaction
             run.write_manifest(path)                              # always a record: beside the database by default
         manifest = run.manifest()
@@ -132,11 +131,13 @@ def _privacy_text(p: dict) -> str:
             f"{'holds' if d['ok'] else 'FAILS'}")
     if d.get("violation"):
         v = d["violation"]
-        text += " at " + ", ".join(f"{a}={x}" for a, x in v["group"].items()) + f" ({d.get('reason') or 'reconstruction'})"
+        text += (" at " + ", ".join(f"{a}={x}" for a, x in v["group"].items())
+                 + f" ({d.get('reason') or 'reconstruction'})")
     if p.get("not_decomposable"):
         text += ", the collection is not decomposable"
     if p["sensitive_marginals"] > p["max_sensitive_marginals"]:
-        text += f", {p['sensitive_marginals']} marginals hold the sensitive attribute (limit {p['max_sensitive_marginals']})"
+        text += (f", {p['sensitive_marginals']} marginals hold the sensitive attribute "
+                 f"(limit {p['max_sensitive_marginals']})")
     return text
 
 

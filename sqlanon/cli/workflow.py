@@ -1,4 +1,4 @@
-"""Click commands of the release workflow (report, hierarchy authoring), registered by sqlanon.cli.
+"""Click commands of the release workflow (report, hierarchy authoring).
 
     sqlanon report MANIFEST [--out FILE.html] [--external] [--min-cell 10] [--threshold 0.95]
                             [--groups FILE.csv] [--group-level 1] [--db PATH] [-q]
@@ -11,24 +11,14 @@ when it lists problems (like `sqlanon check`: the thing checked fails, so a CI j
 from __future__ import annotations
 
 import sys
-from functools import wraps
 from pathlib import Path
 
 import click
 
-from .errors import PolicyError
+from ..errors import PolicyError
+from .common import user_errors, write_json
 
 COMMANDS: list = []
-
-
-def _user_errors(fn):
-    """sqlanon.cli's handling of user errors (one line, exit 2), looked up when the command runs: this
-    module is imported by sqlanon.cli while that one is still loading."""
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        from .cli import user_errors
-        return user_errors(fn)(*args, **kwargs)
-    return wrapper
 
 
 # --------------------------------------------------------------------------------------------------
@@ -50,12 +40,12 @@ def _user_errors(fn):
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file holding the source table, when the manifest's is elsewhere.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
-@_user_errors
+@user_errors
 def report(manifest, out, external, min_cell, threshold, groups, group_level, db, quiet):
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
-    from .progress import Progress
-    from .report import report_from_manifest
-    from . import files
+    from .. import files
+    from ..applying import report_from_manifest
+    from ..progress import Progress
     files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,
                                 groups=groups, group_level=group_level,
@@ -72,7 +62,7 @@ COMMANDS.append(report)
 
 def _data_source(data: str, table: str | None):
     """The --data argument as a policy Source: a CSV or Parquet file, or a table of a DuckDB file."""
-    from .policy import Source
+    from ..policy import Source
     path = Path(data)
     if not path.is_file():
         raise PolicyError("--data", f"file {data} does not exist; give a .csv, .parquet or .duckdb file")
@@ -95,8 +85,8 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
     in-memory DuckDB that reads the data file (a DuckDB file attached read-only): the column's rows,
     NULLs, distinct values and the base values it never uses, and every value the hierarchy lacks.
     """
-    from .engines.duckdb import connect
-    from .hierarchy import file_problems
+    from ..engines.duckdb import connect
+    from ..hierarchy import file_problems
     path = Path(file)
     found = file_problems(path)       # a missing, special or oversized file is a PolicyError naming FILE
     source = _data_source(data, table)
@@ -112,9 +102,9 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
             raise PolicyError("--column", f"'{column}' is not a column of {data} (its columns: "
                               f"{', '.join(columns[:20])})")
         values_table = "__sqlanon_hierarchy_values"
-        import pandas as pd    # here, not at the top: the CLI imports this module at start-up
+        import pandas as pd  # here, not at the top: the CLI imports this module at start-up
         backend.create_table_from_frame(values_table, pd.DataFrame({"value": found["values"]}))
-        rows, nulls, distinct, unused = backend.fetchone("hierarchy_check_profile.sql", source=view, column=column,
+        rows, nulls, distinct, unused = backend.fetchrow("hierarchy_check_profile.sql", source=view, column=column,
                                                          values_table=values_table)
         missing = backend.fetchall("hierarchy_check_missing.sql", source=view, column=column,
                                    values_table=values_table)
@@ -192,15 +182,14 @@ def hierarchy():
 @click.option("--column", default=None,
               help="Column the hierarchy is for (default: a wide file's first header cell).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@_user_errors
+@user_errors
 def hierarchy_check(file, data, table, column, as_json):
     """List values missing from a hierarchy, duplicate values, values with two parents and levels that do
     not nest; exit 0 when clean, 3 when not. FILE is a wide CSV (one column per level) or an edge table
     (header child,parent)."""
-    from .cli import _write_json
     result = check_hierarchy(file, data, table, column)
     if as_json:
-        _write_json(result, None)
+        write_json(result, None)
     else:
         _print_check(result)
     if not result["clean"]:

@@ -1,4 +1,4 @@
-"""Click commands of sqlanon.maxent, registered on the `sqlanon` group by sqlanon.cli.
+"""The commands of sqlanon.maxent.
 
     sqlanon bucketize POLICY --l 5 [--name NAME] [--not-counted VALUE ...] [--most-frequent-not-counted]
                              [--exact-size] [--buckets N] [--seed TEXT] [--no-private] [--db PATH] [--json OUT] [-q]
@@ -10,23 +10,12 @@
 """
 from __future__ import annotations
 
-from functools import wraps
-
 import click
 
 from ..errors import PolicyError
+from .common import parse_node, progress_for, refuse_non_json, user_errors, write_json
 
 COMMANDS: list = []
-
-
-def _user_errors(fn):
-    """sqlanon.cli's handling of user errors (one line, exit 2), looked up when the command runs (this module
-    is imported while sqlanon.cli is still loading)."""
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        from ..cli import user_errors
-        return user_errors(fn)(*args, **kwargs)
-    return wrapper
 
 
 def _say(quiet: bool):
@@ -50,17 +39,16 @@ def _say(quiet: bool):
               help="DuckDB file for the tables (default: the source's database, or a file beside the policy).")
 @click.option("--json", "json_path", default=None, help="Write what was released as JSON here ('-' = stdout).")
 @click.option("-q", "--quiet", is_flag=True)
-@_user_errors
+@user_errors
 def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_size, seed, sample, no_private, db,
               json_path, quiet):
     """Bucketize the policy's source (Anatomy): distinct l-diverse buckets, published as a quasi-identifier
     table and a sensitive table."""
     from pathlib import Path
 
-    from ..cli import _refuse_non_json, _write_json
-    from .anatomy import DEFAULT_SEED, bucketize_policy
+    from ..maxent.anatomy import DEFAULT_SEED, bucketize_policy
     if json_path not in (None, "-"):
-        _refuse_non_json(Path(json_path))      # before any table is written
+        refuse_non_json(Path(json_path))      # before any table is written
     rel = bucketize_policy(policy, l, name, db=db, not_counted=list(not_counted),
                            most_frequent_not_counted=most_frequent_not_counted, exact_size=exact_size,
                            seed=seed or DEFAULT_SEED, private=not no_private, buckets=sample)
@@ -74,7 +62,7 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
                    + (f"; left out: {left}" if left else ""))
         click.echo(f"released: {rel.qit}, {rel.st}" + (f"; kept private: {rel.private_table}" if rel.private else ""))
     if json_path:
-        _write_json(rel.as_dict(), json_path)
+        write_json(rel.as_dict(), json_path)
 
 
 COMMANDS.append(bucketize)
@@ -103,17 +91,14 @@ COMMANDS.append(bucketize)
               help="Write the generalized release's manifest with a `maxent` section (the risk report) here.")
 @click.option("--no-write", is_flag=True, help="Do not write the output tables.")
 @click.option("-q", "--quiet", is_flag=True)
-@_user_errors
+@user_errors
 def maxent(policy, knowledge, positive, negative, min_support, buckets, node, name, tolerance, db, json_path,
            manifest_path, no_write, quiet):
     """What an adversary with background knowledge learns from a release: P*(S | Q) by maximum entropy
     (Du, Teng & Zhu, SIGMOD 2008), the largest posteriors and entropies, and the estimation accuracy."""
-    from ..cli import _write_json
-    from ..cli_common import parse_node
-    from ..progress import Progress
-    from .knowledge import Knowledge, Rules, load_knowledge
-    from .run import MaxEnt, open_release
-    from .solver import DEFAULT_TOLERANCE
+    from ..maxent.knowledge import Knowledge, Rules, load_knowledge
+    from ..maxent.run import MaxEnt, open_release
+    from ..maxent.solver import DEFAULT_TOLERANCE
     if buckets and node:
         raise PolicyError("--buckets/--node", "give one of them: a bucketized release, or a node of the generalized "
                           "one")
@@ -128,7 +113,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     say = _say(quiet or json_path == "-")
     levels = parse_node(node) if node else None
     with open_release(policy, buckets=buckets, node=levels, db=db,
-                      progress=Progress(enabled=False) if quiet else Progress()) as (backend, release):
+                      progress=progress_for(quiet)) as (backend, release):
         say(f"release: {release.kind} ({release.qit if release.kind == 'bucketized' else 'node ' + _levels(release)})")
         me = MaxEnt(backend, release, tolerance if tolerance is not None else DEFAULT_TOLERANCE)
         p = me.problem
@@ -146,14 +131,14 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         if manifest_path:
             manifest = release.anonymization.manifest()
             manifest["maxent"] = report
-            _write_json(manifest, manifest_path)
+            write_json(manifest, manifest_path)
     if not sol.converged:
         click.echo(f"sqlanon: warning: the solver did not reach the tolerance ({sol.max_violation:.3g} > "
                    f"{sol.tolerance:.3g} records); the estimate is the best found", err=True)
     if not quiet and json_path != "-":
         _print_report(report)
     if json_path:
-        _write_json(report, json_path)
+        write_json(report, json_path)
 
 
 def _levels(release) -> str:

@@ -1,0 +1,4 @@
+"""`python -m sqlanon.cli`: the `sqlanon` command line."""
+from .main import main
+
+main()

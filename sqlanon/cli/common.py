@@ -1,0 +1,130 @@
+"""What the command modules of `sqlanon.cli` share: user errors as one line and an exit code, the progress
+display, a searched run, JSON output that never replaces a non-JSON file, the checked manifest path, and the
+`--node` parser."""
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from ..catalog import json_default
+from ..errors import PolicyError, PrivacyNotMet, UserError
+from ..progress import Progress
+
+if TYPE_CHECKING:
+    from ..anonymizer import Anonymization
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Print `sqlanon: error: MESSAGE` on stderr and exit with CODE."""
+    click.echo(f"sqlanon: error: {message}", err=True)
+    sys.exit(code)
+
+
+def user_errors(fn: F) -> F:
+    """Turn user errors into one line and an exit code; anything else is a bug and keeps its traceback."""
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except UserError as e:
+            fail(str(e), e.exit_code)
+        except PrivacyNotMet as e:
+            fail(str(e), e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("sqlanon: interrupted", err=True)
+            sys.exit(130)
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature, mypy cannot see it
+
+
+def progress_for(quiet: bool) -> Progress:
+    """The progress display of a command: none with -q."""
+    return Progress(enabled=False) if quiet else Progress()
+
+
+def search_run(policy: Any, db: str | None, quiet: bool, mode: str = "incognito") -> Anonymization:
+    """An Anonymization with its minimal nodes found; use it in a `with` block."""
+    from ..anonymizer import Anonymization
+    run = Anonymization(policy, db=db, progress=progress_for(quiet))
+    try:
+        run.search(mode)
+    except BaseException:
+        run.close()
+        raise
+    return run
+
+
+def write_json(data: Any, path: str | None) -> None:
+    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
+    another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""
+    text = json.dumps(data, indent=2, default=json_default)
+    if path in (None, "-"):
+        click.echo(text)
+    else:
+        assert path is not None
+        refuse_non_json(Path(path))
+        tmp = Path(path).with_name(Path(path).name + ".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+
+def refuse_non_json(path: Path) -> None:
+    """Refuse (ReleaseRefused, exit 2) to write JSON over a directory or an existing file that is not JSON."""
+    from ..catalog import ReleaseRefused
+    if path.is_dir():
+        raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
+    if path.exists():
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+        if head and head[:1] not in (b"{", b"["):
+            raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
+                                 "choose another path")
+
+
+def check_output_folder(path: str | None, option: str) -> None:
+    """An output file's folder must exist before anything is released (else the release would be written and
+    the manifest lost)."""
+    if path in (None, "-"):
+        return
+    assert path is not None
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise UserError(f"{option}: the folder {folder} does not exist; create it or give another path")
+
+
+def manifest_target(run: Anonymization, json_path: str | None, force: bool) -> Path:
+    """The manifest file a run writes (`--json PATH`, or beside the database), checked before anything is
+    released: never the source, the policy, a hierarchy file or the database; an existing file that is not a
+    sqlanon manifest only with --force."""
+    from ..catalog import check_file_target, protected_files
+    check_output_folder(json_path, "--json")
+    path = Path(json_path) if json_path is not None and json_path != "-" else run.default_manifest_path()
+    check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
+                      force, manifest_ok=True)
+    return path
+
+
+def levels_text(levels: dict) -> str:
+    """`{"age": 2, "sex": 1}` -> `age=2, sex=1`."""
+    return ", ".join(f"{k}={v}" for k, v in levels.items())
+
+
+def parse_node(text: str) -> dict[str, int]:
+    """`age=2,sex=1` -> {"age": 2, "sex": 1}; a malformed part is a PolicyError naming `--node`."""
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise PolicyError("--node", f"expected NAME=LEVEL,NAME=LEVEL...; got {text!r}")
+        k, v = part.split("=", 1)
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            raise PolicyError(f"--node {k.strip()}", f"level must be an integer; got {v!r}") from None
+    return out
