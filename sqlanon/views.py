@@ -14,7 +14,9 @@ rows of classes that satisfy every model of the policy. What is enforced at read
   forms), the reference distribution Q being the LIVE source's (every row the view generalizes,
   suppressed or not): the definition compares a class with the whole table as it is now.
 
-Not expressible in the view (refused with exit code 2, "use materialize: table"): the hierarchical
+Not expressible in the view (refused when the policy loads, before any search, with exit code 2, "use
+materialize: table"; `refuse_unenforceable`): the other privacy models (beta-likeness, delta-disclosure,
+k-map, delta-presence, average risk, records at risk), the hierarchical
 EMD, don't-care sets (pd-recursive and adjusted entropy), npd-recursive diversity,
 multi-attribute l-diversity (``attribute: all`` with several sensitive attributes), and an entity
 key (persons, not rows).
@@ -77,6 +79,31 @@ class Enforcement:
 def _refuse(field_name: str, what: str) -> PolicyError:
     return PolicyError(field_name, f"{what} cannot be enforced by a view at read time; use "
                        "release.materialize: table")
+
+
+# the privacy models a view cannot check at read time (they need a population, a prior or a risk model)
+NOT_IN_VIEW = ("beta_likeness", "delta_disclosure", "k_map", "delta_presence", "average_risk", "records_at_risk")
+
+
+def refuse_unenforceable(privacy, sensitive: list[str], entity_key: str | None) -> None:
+    """Refuse, at policy load and so before any search, a ``materialize: view`` policy the view cannot enforce
+    (PolicyError, exit 2): the same cases `enforcement` refuses from the criteria, read from the validated
+    ``privacy:`` model (`sqlanon.policy_model.Privacy`) alone, without the data."""
+    if entity_key:
+        raise _refuse("entity_key", "counting persons (an entity key)")
+    for key in NOT_IN_VIEW:
+        if getattr(privacy, key) is not None:
+            raise _refuse(f"privacy.{key}", key.replace("_", " "))
+    ld, tc = privacy.l_diversity, privacy.t_closeness
+    if ld is not None:
+        if ld.attribute == "all" and len(sensitive) > 1:
+            raise _refuse("privacy.l_diversity.attribute", "multi-attribute l-diversity (attribute: all)")
+        if ld.no_negative_disclosure is not None:
+            raise _refuse("privacy.l_diversity.no_negative_disclosure", "npd-recursive diversity")
+        if ld.dont_care:
+            raise _refuse("privacy.l_diversity.dont_care", f"{ld.variant} l-diversity with don't-care values")
+    if tc is not None and tc.distance == "hierarchical":
+        raise _refuse("privacy.t_closeness.distance", "t-closeness with the hierarchical distance")
 
 
 def enforcement(policy, criteria) -> Enforcement:

@@ -27,6 +27,7 @@ from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixture
 from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
+from sqlanon.policy import load_policy
 
 QI = ["zip_code", "age", "nationality"]
 
@@ -261,6 +262,10 @@ def test_duckdb_view_random_inserts_and_deletes(hypothesis_releases, case, ops):
     ({"k": 2, "t_closeness": {"t": 0.4, "distance": "hierarchical"}}, "privacy.t_closeness.distance"),
     ({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3, "dont_care": ["Flu"]}},
      "privacy.l_diversity.dont_care"),
+    ({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3,
+                              "no_negative_disclosure": {"c2": 2, "values": ["Flu"]}}},
+     "privacy.l_diversity.no_negative_disclosure"),
+    ({"k": 2, "l_diversity": {"variant": "distinct", "l": 2, "attribute": "all"}}, "privacy.l_diversity.attribute"),
 ])
 def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
     db = str(tmp_path / "r.duckdb")
@@ -272,11 +277,14 @@ def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
     con.close()
     pol = policy({"database": db, "table": "live"}, privacy)
     pol["sensitive"] = {"condition": {"hierarchy": "suppress"}, "cost": None}
-    with Anonymization(pol, db=db) as run:
-        run.search()
-        run.choose()
+    # refused when the policy loads: before the search, not after it
+    with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
+        Anonymization(pol, db=db)
+    # the same refusal from the criteria, for a caller that builds a view of an already-loaded policy
+    table_pol = load_policy({**pol, "release": {"name": "live_rel", "materialize": "table"}})
+    with Anonymization(table_pol, db=db) as run:
         with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
-            run.materialize()
+            views.enforcement(run.policy, views.view_criteria(run.policy, run.fs))
     con = duckdb.connect(db)
     assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'live_rel%'").fetchone()[0] == 0
     con.close()
