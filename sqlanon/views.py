@@ -147,16 +147,26 @@ def view_criteria(policy, fs) -> list:
     return criteria_from_policy(policy.privacy, {s.name: s.domain for s in fs.sensitives})
 
 
-def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> None:
-    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted)."""
+VIEW_TEMPLATE = "release_view_enforced.sql"
+
+
+def view_context(name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> dict:
+    """The context of `VIEW_TEMPLATE` for the self-enforcing view `name` over `source`, reading the mapping
+    tables (or CTEs) `maps`: column ``value`` and, per level L the view needs (the released level, and the
+    top for a generalized column), ``l<L>`` / ``c<L>``."""
     from .release import release_columns
     columns = release_columns(policy, fs, levels)
     ctx = enforcement(policy, view_criteria(policy, fs)).context()
     qi_cols = [col for col, qi, _ in columns if qi is not None]
     packed = packed_key(fs, [(col, lvl) for col, qi, lvl in columns if qi is not None])
     keys = ["__sqlanon_key"] if packed else [f"__sqlanon_k{i}" for i in range(len(qi_cols))]
-    backend.execute("release_view_enforced.sql", name=name, columns=columns, source=source, maps=maps,
-                    qi_cols=qi_cols, keys=keys, packed=packed, **ctx)
+    return dict(name=name, columns=columns, source=source, maps=maps, qi_cols=qi_cols, keys=keys, packed=packed,
+                **ctx)
+
+
+def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> None:
+    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted)."""
+    backend.execute(VIEW_TEMPLATE, **view_context(name, policy, fs, levels, maps, source))
 
 
 def packed_key(fs, qis: list[tuple[str, int]]) -> dict[str, int] | None:
