@@ -302,14 +302,15 @@ def _print_lattice(run, as_json: bool) -> None:
 def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
     from .anonymizer import Anonymization
-    from .policy import load_policy, source_with_table
+    from .policy import load_policy
     from .errors import PolicyError
+    from .views import check_source
     pol = load_policy(policy)
     if table is not None:
         if node is not None:
             raise PolicyError("--node", "give --node or --table, not both")
         raw = dict(pol.raw)
-        raw["source"] = source_with_table(pol.raw.get("source"), table)   # same engine and connection
+        raw["source"] = check_source(pol, table)     # same engine and connection; a view release's NULLs at '*'
         if pol.source.kind == "table" and pol.source.database is not None and db is None:
             db = str(pol.source.database)
         raw["quasi_identifiers"] = {q: {"hierarchy": "suppress"} for q in pol.quasi_identifiers}

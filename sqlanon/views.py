@@ -251,6 +251,23 @@ def view_release_coverage(backend, policy, table: str) -> dict | None:
     return {**cov, "limits": policy.release.drift, "drifted": bool(reasons), "reasons": reasons}
 
 
+def check_source(policy, table: str) -> dict:
+    """The raw ``source:`` `sqlanon check --table` reads when `table` is the policy's view release: a query of
+    the view with its NULL quasi-identifiers (level-0 values unknown to the mapping tables, released at the
+    top) shown as the top label '*', so they count as one class, as the view counts them, instead of being
+    refused as missing values. Any other table: the table itself."""
+    from .policy import source_with_table
+    from .script import _engine_dialect
+    from .templates import render_for
+    out = source_with_table(policy.raw.get("source"), table)
+    if policy.release.materialize != "view" or table != policy.release.name:
+        return out
+    del out["table"]
+    out["query"] = render_for("view_check_source.sql", _engine_dialect(policy.source.engine), relation=table,
+                              qis=list(policy.quasi_identifiers), sensitive=list(policy.sensitive))
+    return out
+
+
 def coverage_lines(cov: dict) -> list[str]:
     """The coverage of a view release in words (for `check`, `status` and the report)."""
     return [f"source rows: {cov['source_rows']:,}; the view shows {cov['view_rows']:,} now",

@@ -515,3 +515,39 @@ def test_sql_prints_the_enforcing_view_the_release_creates(tmp_path, case):
     finally:
         con.close()
         other.close()
+
+
+def test_check_table_counts_a_views_null_level0_values_as_one_unknown_class(tmp_path):
+    """At level 0 the view shows a value unknown to its mapping table as NULL (the hierarchy's top):
+    `check --table VIEW` takes those rows as one class of their own (not a refusal for missing values)."""
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    db, levels = duckdb_release(tmp_path, {"k": 2})
+    assert levels == {"zip_code": 0, "age": 1, "nationality": 1}
+    pol = policy({"database": db, "table": "live"}, {"k": 2}, drift={"max_suppressed": 0.5, "max_unknown": 0.5})
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
+    con = duckdb.connect(db)
+    # three unknown zips: (21, Russian) and (23, American) share class (NULL, <30, *); age 22 is unknown
+    # too, so its row is (NULL, *, *), a class of one, held back
+    con.execute("INSERT INTO live VALUES (99999, 21, 'Russian', 'Cancer', 0), (99999, 22, 'Russian', 'Flu', 0), "
+                "(99998, 23, 'American', 'Flu', 0)")
+    shown = con.execute("SELECT zip_code, age, COUNT(*) FROM live_rel WHERE zip_code IS NULL GROUP BY ALL").fetchall()
+    con.close()
+    assert shown == [(None, "<30", 2)]
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "p.yaml"), "--table", "live_rel", "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    # 12 + 2 rows shown; the 6 classes of the release plus the class of unknown zips
+    assert (got["rows"], got["classes"], got["failing_classes"], got["satisfied"]) == (14, 7, 0, True)
+    assert got["achieved"]["k"] == 2
+    assert (got["view"]["source_rows"], got["view"]["view_rows"], got["view"]["unknown_rows"]) == (15, 14, 3)
+    # a class of one unknown zip, were the view to show it, fails the check: the unknowns are counted, not waved through
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE other AS SELECT * FROM live_rel UNION ALL SELECT NULL, '>=40', '*', 'Flu', 0")
+    con.close()
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump({**pol, "release": {"name": "other", "materialize": "view"}},
+                                                    sort_keys=False))
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "q.yaml"), "--table", "other", "--json"])
+    assert r.exit_code == 3 and json.loads(r.output)["failing_classes"] == 1
