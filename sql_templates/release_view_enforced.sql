@@ -14,6 +14,12 @@
      H = ln n - (sum ns ln ns)/n), r1 and the sum of the l-1 largest counts (recursive (c,l): r1 < c
      (n - top)), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q); "__sqlanon_o<j>": the ordered EMD from a
      grid of classes x the live domain's positions (t-closeness paper, Sec. 4.2).
+   - `joins`: how a quasi-identifier's rows find their mapping row. The mapping tables key base values as
+     text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what reading
+     the view costs, so a text column joins as it is ("text"), and an integer or date column (`joins[col]`
+     its type) joins on the mapping table's values cast to that type, keeping only the values that are
+     their own canonical text (CAST(TRY_CAST(value) AS VARCHAR) = value): exactly the rows the text join
+     matches, one mapping row each, with the casts on the small side.
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
 {% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
 {% macro code(qi, lvl) %}COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}){% endmacro %}
@@ -45,7 +51,16 @@ WITH "__sqlanon_g" AS (
 {% if lvl > 0 %}
     CROSS JOIN (SELECT MIN({{ ('l%d' % qi.height) | ident }}) AS "top", MIN({{ ('c%d' % qi.height) | ident }}) AS "topc" FROM {{ maps[qi.name] | relation }}) AS t{{ qi.index }}
 {% endif %}
+{% set how = joins.get(col) %}
+{% if how == "text" %}
+    LEFT JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = src.{{ col | ident }}
+{% elif how %}
+    LEFT JOIN (SELECT mt.*, TRY_CAST(mt."value" AS {{ how | sqltype }}) AS "__sqlanon_tv" FROM {{ maps[qi.name] | relation }} AS mt
+               WHERE CAST(TRY_CAST(mt."value" AS {{ how | sqltype }}) AS VARCHAR) = mt."value") AS m{{ qi.index }}
+        ON m{{ qi.index }}."__sqlanon_tv" = src.{{ col | ident }}
+{% else %}
     LEFT JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
+{% endif %}
 {% endif %}
 {% endfor %}
 )

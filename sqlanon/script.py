@@ -87,18 +87,20 @@ def _source(policy, source: str | None) -> tuple[str, list[tuple[str, exp.Expres
     return src.table or src.label, []
 
 
-def view_tree(run, source: str | None = None) -> exp.Create:
+def view_tree(run, source: str | None = None, dialect: str = templates.TEMPLATE_DIALECT) -> exp.Create:
     """What a view release (``release: {materialize: view}``) creates, as one statement: CREATE OR REPLACE
     VIEW of the self-enforcing view (sqlanon/views.py, `release_view_enforced.sql`) at the chosen node,
     its mapping tables inline as VALUES CTEs (value, and label and code at the released level and at the
     hierarchy's top) instead of the persisted ``<name>__map_<i>`` tables."""
     from . import views
     policy, fs, result = run.policy, run.fs, run.chosen.result
+    # the source's column types (how the view joins the mapping rows) when it reads the policy's own table
+    types = dict(run.backend.columns(policy.source.table)) if source is None and policy.source.kind == "table" else None
     source, ctes = _source(policy, source)
     maps = {q.name: map_cte_name(q.index) for q in fs.qis}
     for q in fs.qis:
         ctes.append((maps[q.name], _mapping_values(q, result.levels[q.name], q.height)))
-    ctx = views.view_context(policy.release.name, policy, fs, result.levels, maps, source)
+    ctx = views.view_context(policy.release.name, policy, fs, result.levels, maps, source, types, dialect)
     tree = templates.parse(templates.render(views.VIEW_TEMPLATE, **ctx))
     assert isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Select), "one CREATE VIEW ... AS SELECT"
     with_ = tree.expression.args["with_"]
@@ -120,7 +122,7 @@ def view_script(run, dialect: str | None = None, source: str | None = None) -> s
              "-- class and returns only rows of classes that satisfy the policy (values unknown to the mapping",
              "-- tables at the hierarchy's top). Mapping tables are inline (VALUES): base value, label and code at",
              "-- the released level and at the top."]
-    lines.append(view_tree(run, source).sql(dialect=dialect, pretty=True) + ";")
+    lines.append(view_tree(run, source, dialect).sql(dialect=dialect, pretty=True) + ";")
     return "\n".join(lines)
 
 

@@ -148,25 +148,46 @@ def view_criteria(policy, fs) -> list:
 
 
 VIEW_TEMPLATE = "release_view_enforced.sql"
+# source column types whose values join their mapping rows on the typed value (see the template): integers
+# and dates, whose text form is canonical on every engine; the cast type the template renders
+TYPED_JOIN = {"TINYINT": "INTEGER", "SMALLINT": "INTEGER", "INTEGER": "INTEGER", "BIGINT": "BIGINT", "DATE": "DATE"}
 
 
-def view_context(name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> dict:
+def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
+    """How each quasi-identifier column joins its mapping table in the view: "text" for a text column,
+    a type from `TYPED_JOIN` for an integer or date column (not on PostgreSQL, which has no TRY_CAST),
+    absent (the source value cast to text) otherwise. `types`: column -> type as `Backend.columns` names it."""
+    out = {}
+    for col, ty in types.items():
+        ty = ty.upper()
+        if ty == "VARCHAR":
+            out[col] = "text"
+        elif ty in TYPED_JOIN and dialect != "postgres":
+            out[col] = TYPED_JOIN[ty]
+    return out
+
+
+def view_context(name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str,
+                 types: dict[str, str] | None = None, dialect: str = "duckdb") -> dict:
     """The context of `VIEW_TEMPLATE` for the self-enforcing view `name` over `source`, reading the mapping
     tables (or CTEs) `maps`: column ``value`` and, per level L the view needs (the released level, and the
-    top for a generalized column), ``l<L>`` / ``c<L>``."""
+    top for a generalized column), ``l<L>`` / ``c<L>``. `types` (source column -> type) and `dialect` choose
+    how quasi-identifiers join their mapping tables (`map_joins`; None: every value cast to text)."""
     from .release import release_columns
     columns = release_columns(policy, fs, levels)
     ctx = enforcement(policy, view_criteria(policy, fs)).context()
     qi_cols = [col for col, qi, _ in columns if qi is not None]
     packed = packed_key(fs, [(col, lvl) for col, qi, lvl in columns if qi is not None])
     keys = ["__sqlanon_key"] if packed else [f"__sqlanon_k{i}" for i in range(len(qi_cols))]
+    joins = map_joins({c: t for c, t in (types or {}).items() if c in qi_cols}, dialect)
     return dict(name=name, columns=columns, source=source, maps=maps, qi_cols=qi_cols, keys=keys, packed=packed,
-                **ctx)
+                joins=joins, **ctx)
 
 
 def create_view(backend, name: str, policy, fs, levels: dict[str, int], maps: dict[str, str], source: str) -> None:
     """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted)."""
-    backend.execute(VIEW_TEMPLATE, **view_context(name, policy, fs, levels, maps, source))
+    types = dict(backend.columns(source))
+    backend.execute(VIEW_TEMPLATE, **view_context(name, policy, fs, levels, maps, source, types, backend.dialect))
 
 
 def packed_key(fs, qis: list[tuple[str, int]]) -> dict[str, int] | None:
