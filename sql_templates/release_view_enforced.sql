@@ -22,6 +22,7 @@
      matches, one mapping row each, with the casts on the small side.
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
 {% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
+{% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
 {% macro code(qi, lvl) %}COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}){% endmacro %}
 CREATE OR REPLACE VIEW {{ name | relation }} AS
 WITH "__sqlanon_g" AS (
@@ -80,9 +81,6 @@ WITH "__sqlanon_g" AS (
 {% if s.t_equal is not none %}
            , CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
 {% endif %}
-{% if s.t_ordered is not none %}
-           , DENSE_RANK() OVER (ORDER BY "v") AS "pos"
-{% endif %}
     FROM {{ ('__sqlanon_cs%d' % j) | ident }} AS cs
 ), {{ ('__sqlanon_c%d' % j) | ident }} AS (
     SELECT {{ K }},
@@ -101,22 +99,39 @@ WITH "__sqlanon_g" AS (
     FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY {{ K }}
 )
 {% if s.t_ordered is not none %}
-, {{ ('__sqlanon_oq%d' % j) | ident }} AS (
-    SELECT "pos", SUM(SUM("ns")) OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cq",
-           SUM(SUM("ns")) OVER () AS "total", COUNT(*) OVER () AS "m"
-    FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY "pos"
-), {{ ('__sqlanon_ocum%d' % j) | ident }} AS (
-    SELECT {% for key in keys %}c.{{ key | ident }}, {% endfor %}q."m",
-           ABS(CAST(SUM(COALESCE(x."ns", 0)) OVER (PARTITION BY {% for key in keys %}{% if not loop.first %}, {% endif %}c.{{ key | ident }}{% endfor %}
-                                                ORDER BY q."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) / c."n"
-               - CAST(q."cq" AS DOUBLE) / q."total") AS "dev"
-    FROM {{ ('__sqlanon_c%d' % j) | ident }} AS c
-    CROSS JOIN {{ ('__sqlanon_oq%d' % j) | ident }} AS q
-    LEFT JOIN {{ ('__sqlanon_m%d' % j) | ident }} AS x ON x."pos" = q."pos"{% for key in keys %} AND x.{{ key | ident }} = c.{{ key | ident }}{% endfor %}
-
+{% set CS = ('__sqlanon_cs%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set OS = ('__sqlanon_os%d' % j) | ident %}
+, {{ OQ }} AS (
+    SELECT "v", "pos", "q", "m", SUM("q") OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
+    FROM (SELECT "v", ROW_NUMBER() OVER (ORDER BY "v") AS "pos",
+                 CAST(SUM("cnt") OVER (ORDER BY "v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
+                     / SUM("cnt") OVER () AS "q",
+                 COUNT(*) OVER () AS "m"
+          FROM (SELECT "v", SUM("ns") AS "cnt" FROM {{ CS }} GROUP BY "v") AS vt) AS oq
+), {{ OS }} AS (
+    SELECT {% for key in keys %}cs.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa", o."m",
+           COALESCE(LEAD(o."pos") OVER (PARTITION BY {{ CK }} ORDER BY o."pos"), o."m" + 1) - 1 AS "b",
+           CAST(SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
+               / SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS "x",
+           CASE WHEN LAG(o."pos") OVER (PARTITION BY {{ CK }} ORDER BY o."pos") IS NULL THEN o."sq" - o."q" ELSE 0 END AS "head"
+    FROM {{ CS }} AS cs JOIN {{ OQ }} AS o ON o."v" = cs."v"
+), {{ ('__sqlanon_rx%d' % j) | ident }} AS (
+    SELECT "x", "r" FROM (
+        SELECT u."x", u."kind", SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r"
+        FROM (SELECT DISTINCT "x", 1 AS "kind" FROM {{ OS }} UNION ALL SELECT "q", 0 FROM {{ OQ }}) AS u
+    ) AS w WHERE w."kind" = 1
+), {{ ('__sqlanon_or%d' % j) | ident }} AS (
+    SELECT s.*, rx."r" FROM {{ OS }} AS s JOIN {{ ('__sqlanon_rx%d' % j) | ident }} AS rx ON rx."x" = s."x"
 ), {{ ('__sqlanon_o%d' % j) | ident }} AS (
-    SELECT {{ K }}, CASE WHEN MAX("m") > 1 THEN SUM("dev") / (MAX("m") - 1) ELSE 0 END AS "emd_ordered"
-    FROM {{ ('__sqlanon_ocum%d' % j) | ident }} GROUP BY {{ K }}
+    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}
+           CASE WHEN MAX(w."m") > 1 THEN SUM(w."x" * (w."lo" - w."a" + 1) - (COALESCE(ql."sq", 0) - w."sqa")
+                                             + (qb."sq" - COALESCE(ql."sq", 0)) - w."x" * (w."b" - w."lo") + w."head")
+                                         / (MAX(w."m") - 1)
+                ELSE 0 END AS "emd_ordered"
+    FROM (SELECT o.*, GREATEST(LEAST(o."r", o."b"), o."a" - 1) AS "lo" FROM {{ ('__sqlanon_or%d' % j) | ident }} AS o) AS w
+    JOIN {{ OQ }} AS qb ON qb."pos" = w."b"
+    LEFT JOIN {{ OQ }} AS ql ON ql."pos" = w."lo"
+    GROUP BY {% for key in keys %}{% if not loop.first %}, {% endif %}w.{{ key | ident }}{% endfor %}
+
 )
 {% endif %}
 {% endfor %}
