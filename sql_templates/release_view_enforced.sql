@@ -113,7 +113,7 @@ WITH "__sqlanon_g" AS (
            CAST(SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
                / SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS "x",
            CASE WHEN LAG(o."pos") OVER (PARTITION BY {{ CK }} ORDER BY o."pos") IS NULL THEN o."sq" - o."q" ELSE 0 END AS "head"
-    FROM {{ CS }} AS cs JOIN {{ OQ }} AS o ON o."v" = cs."v"
+    FROM {{ CS }} AS cs JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM cs."v"
 ), {{ ('__sqlanon_rx%d' % j) | ident }} AS (
     SELECT "x", "r" FROM (
         SELECT u."x", u."kind", SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r"
@@ -135,26 +135,32 @@ WITH "__sqlanon_g" AS (
 )
 {% endif %}
 {% endfor %}
+{% if not sens %}
 , "__sqlanon_n" AS (
-{% if sens %}
-    SELECT {{ K }}, SUM("ns") AS "n" FROM {{ ('__sqlanon_cs%d' % sens[0].j) | ident }} GROUP BY {{ K }}
-{% else %}
     SELECT {{ K }}, COUNT(*) AS "n" FROM "__sqlanon_g" GROUP BY {{ K }}
-{% endif %}
 )
+{% endif %}
+{% set N = ('c%d' % sens[0].j) if sens else 'n' %}
 , "__sqlanon_ok" AS (
-    SELECT {% for key in keys %}n.{{ key | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+    SELECT {% for key in keys %}{{ N }}.{{ key | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
+{% if sens %}
+    {# the class sizes are those of the first checked attribute's counts #}
+    FROM {{ ('__sqlanon_c%d' % sens[0].j) | ident }} AS c{{ sens[0].j }}
+{% else %}
     FROM "__sqlanon_n" AS n
+{% endif %}
 {% for s in sens %}
-    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
+{% if not loop.first %}
+    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
+{% endif %}
 
 {% if s.t_ordered is not none %}
-    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = n.{{ key | ident }}{% endfor %}
+    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
 
 {% endif %}
 {% endfor %}
-    WHERE n."n" >= {{ k | int }}
+    WHERE {{ N }}."n" >= {{ k | int }}
 {% for s in sens %}
 {% if s.distinct is not none %}
       AND c{{ s.j }}."d" >= {{ s.distinct | int }}

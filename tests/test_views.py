@@ -125,6 +125,9 @@ PRIVACIES = {
     "k=2 recursive (3,2)": {"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3}},
     "k=2 t=0.4 equal": {"k": 2, "t_closeness": {"t": 0.4, "distance": "equal"}},
     "k=2 t=0.3 ordered cost": {"k": 2, "t_closeness": {"t": 0.3, "distance": "ordered", "attribute": "cost"}},
+    "k=3 recursive (2,3)": {"k": 3, "l_diversity": {"variant": "recursive", "l": 3, "c": 2}},
+    "k=2 distinct l=2 + t=0.3 ordered cost": {"k": 2, "l_diversity": {"variant": "distinct", "l": 2},
+                                              "t_closeness": {"t": 0.3, "distance": "ordered", "attribute": "cost"}},
 }
 
 
@@ -232,12 +235,12 @@ OPS = st.lists(st.one_of(
 @pytest.fixture(scope="module")
 def hypothesis_releases(tmp_path_factory):
     out = {}
-    for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"):
+    for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)"):
         out[case] = duckdb_release(tmp_path_factory.mktemp(case.replace(" ", "_").replace("=", "")), PRIVACIES[case])
     return out
 
 
-@pytest.mark.parametrize("case", ["k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"])
+@pytest.mark.parametrize("case", ["k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_duckdb_view_random_inserts_and_deletes(hypothesis_releases, case, ops):
@@ -300,7 +303,8 @@ def test_num_filter_renders_only_numbers():
 
 # -- PostgreSQL and Spark -------------------------------------------------------------------------
 
-ENGINE_CASES = ["k=2 recursive (3,2)", "k=2 t=0.4 equal", "k=2 t=0.3 ordered cost"]
+ENGINE_CASES = ["k=2 recursive (3,2)", "k=2 t=0.4 equal", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)",
+                "k=2 distinct l=2 + t=0.3 ordered cost"]
 
 
 def _engine_changes(engine: str, table: str) -> list[str]:
