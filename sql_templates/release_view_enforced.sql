@@ -9,11 +9,21 @@
      label (an unknown value beside a known one with the same label): every model holds for a union of
      classes that each satisfy it (monotonicity), so enforcing the finer classes is enough.
    - "__sqlanon_cs<j>": per (class, value of sensitive attribute j) the count ns; "__sqlanon_m<j>" adds
-     per class n = sum ns, the value's rank by ns, and its share q in the live source (windows over the
-     small per-class table); "__sqlanon_c<j>" per class: distinct values, sum ns ln ns (entropy
-     H = ln n - (sum ns ln ns)/n), r1 and the sum of the l-1 largest counts (recursive (c,l): r1 < c
-     (n - top)), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q); "__sqlanon_o<j>": the ordered EMD from a
-     grid of classes x the live domain's positions (t-closeness paper, Sec. 4.2).
+     per class n = sum ns and the value's share q in the live source (GROUP BYs joined back);
+     "__sqlanon_c<j>" per class: distinct values, sum ns ln ns (entropy H = ln n - (sum ns ln ns)/n), r1
+     and, for l = 2, top = r1 (recursive (c,l): r1 < c (n - top), top the sum of the l-1 largest counts;
+     "__sqlanon_r<j>" for l > 2), the equal EMD 1/2 (sum |ns/n - q| + 1 - sum q). The class size n of
+     the first checked attribute's "__sqlanon_c<j>" is the one the k check reads (no second GROUP BY).
+   - the ordered EMD (t-closeness paper, Sec. 4.2: D = 1/(m-1) sum_{i<m} |P(i) - Q(i)|, P and Q the
+     cumulative shares over the m ordered values of the live domain) without a classes x values grid:
+     "__sqlanon_oq<j>" per value its position i, Q(i) and SQ(i) = Q(1) + ... + Q(i); "__sqlanon_os<j>"
+     per (class, value) the segment [a, b] of positions over which the class's cumulative share is a
+     constant x (from its value's position to the next one's, minus one), and for its first value the
+     positions before it (P = 0: they add SQ(a-1)). Q rises with i, so over [a, b] the terms
+     |x - Q(i)| are x - Q(i) up to lo = the last position with Q(i) < x, and Q(i) - x after it:
+     x (lo - a + 1) - (SQ(lo) - SQ(a-1)) + (SQ(b) - SQ(lo)) - x (b - lo), with lo clamped to [a-1, b].
+     "__sqlanon_rx<j>": r(x) = how many positions have Q(i) < x, for each distinct x by one sort of the
+     distinct x with the m values of Q; "__sqlanon_o<j>" sums the segments per class.
    - `joins`: how a quasi-identifier's rows find their mapping row. The mapping tables key base values as
      text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what reading
      the view costs, so a text column joins as it is ("text"), and an integer or date column (`joins[col]`
@@ -73,24 +83,24 @@ WITH "__sqlanon_g" AS (
 ), {{ ('__sqlanon_m%d' % j) | ident }} AS (
     SELECT cs.*
 {% if s.t_equal is not none %}
-           , SUM("ns") OVER (PARTITION BY {{ K }}) AS "n"
-{% endif %}
-{% if s.recursive is not none and s.recursive.l > 2 %}
-           , ROW_NUMBER() OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC, "v") AS "rank"
-{% endif %}
-{% if s.t_equal is not none %}
-           , CAST(SUM("ns") OVER (PARTITION BY "v") AS DOUBLE) / SUM("ns") OVER () AS "q"
+           , cn."n", vq."q"
 {% endif %}
     FROM {{ ('__sqlanon_cs%d' % j) | ident }} AS cs
+{% if s.t_equal is not none %}
+    {# n per class and q per value from GROUP BYs joined back (hash joins), not windows over every count #}
+    JOIN (SELECT {{ K }}, SUM("ns") AS "n" FROM {{ ('__sqlanon_cs%d' % j) | ident }} GROUP BY {{ K }}) AS cn
+        ON {% for key in keys %}{% if not loop.first %} AND {% endif %}cn.{{ key | ident }} = cs.{{ key | ident }}{% endfor %}
+
+    JOIN (SELECT "v", CAST(SUM("ns") AS DOUBLE) / SUM(SUM("ns")) OVER () AS "q"
+          FROM {{ ('__sqlanon_cs%d' % j) | ident }} GROUP BY "v") AS vq ON vq."v" IS NOT DISTINCT FROM cs."v"
+{% endif %}
 ), {{ ('__sqlanon_c%d' % j) | ident }} AS (
     SELECT {{ K }},
            SUM("ns") AS "n",
            COUNT(*) AS "d",
            SUM("ns" * LN("ns")) AS "xl",
            MAX("ns") AS "r1"
-{% if s.recursive is not none and s.recursive.l > 2 %}
-           , SUM(CASE WHEN "rank" < {{ s.recursive.l | int }} THEN "ns" ELSE 0 END) AS "top"
-{% elif s.recursive is not none %}
+{% if s.recursive is not none and s.recursive.l == 2 %}
            , MAX("ns") AS "top"
 {% endif %}
 {% if s.t_equal is not none %}
@@ -98,6 +108,19 @@ WITH "__sqlanon_g" AS (
 {% endif %}
     FROM {{ ('__sqlanon_m%d' % j) | ident }} GROUP BY {{ K }}
 )
+{% if s.recursive is not none and s.recursive.l > 2 %}
+{# the sum of the l-1 largest counts of each class, ranked over the (class, count) pairs (how many values
+   have each count: a few per class), not over every (class, value) #}
+, {{ ('__sqlanon_r%d' % j) | ident }} AS (
+    SELECT {{ K }}, SUM("ns" * LEAST("cnt", GREATEST(0, {{ (s.recursive.l - 1) | int }} - "before"))) AS "top"
+    FROM (SELECT {{ K }}, "ns", "cnt",
+                 COALESCE(SUM("cnt") OVER (PARTITION BY {{ K }} ORDER BY "ns" DESC
+                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS "before"
+          FROM (SELECT {{ K }}, "ns", COUNT(*) AS "cnt" FROM {{ ('__sqlanon_cs%d' % j) | ident }} GROUP BY {{ K }}, "ns") AS cc
+    ) AS w
+    GROUP BY {{ K }}
+)
+{% endif %}
 {% if s.t_ordered is not none %}
 {% set CS = ('__sqlanon_cs%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set OS = ('__sqlanon_os%d' % j) | ident %}
 , {{ OQ }} AS (
@@ -155,6 +178,10 @@ WITH "__sqlanon_g" AS (
     JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
 {% endif %}
 
+{% if s.recursive is not none and s.recursive.l > 2 %}
+    JOIN {{ ('__sqlanon_r%d' % s.j) | ident }} AS r{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}r{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
+
+{% endif %}
 {% if s.t_ordered is not none %}
     JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
 
@@ -169,7 +196,7 @@ WITH "__sqlanon_g" AS (
       AND LN(c{{ s.j }}."n") - c{{ s.j }}."xl" / c{{ s.j }}."n" >= {{ s.entropy | num }}
 {% endif %}
 {% if s.recursive is not none and s.recursive.l > 1 %}
-      AND c{{ s.j }}."r1" < {{ s.recursive.c | num }} * (c{{ s.j }}."n" - c{{ s.j }}."top")
+      AND c{{ s.j }}."r1" < {{ s.recursive.c | num }} * (c{{ s.j }}."n" - {{ 'r' if s.recursive.l > 2 else 'c' }}{{ s.j }}."top")
 {% endif %}
 {% if s.t_equal is not none %}
       AND c{{ s.j }}."emd_equal" <= {{ s.t_equal | num }}
