@@ -15,7 +15,10 @@ recursive (c,l); k + t-closeness equal; k + t-closeness ordered (Lands End only:
 Reads alternate plain / view within each repetition, so both sides share the machine's load; medians of
 --repeat runs.
 
-    python benchmarks/bench_views.py --repeat 5 --out benchmarks/RESULTS-views.md
+    python benchmarks/bench_views.py --repeat 5 --before benchmarks/RESULTS-views.md --out benchmarks/RESULTS-views.md
+
+--before reads the ratios of an earlier results file (same table layout) and prints them beside the new
+ones. The load average (1/5/15 min) is recorded before and after each data set: the machine is shared.
 """
 from __future__ import annotations
 
@@ -109,13 +112,32 @@ def measure(prep: dict, repeat: int) -> list[dict]:
     return out
 
 
+def earlier_ratios(path: Path) -> dict[tuple[str, str], str]:
+    """(data, model shape) -> ratio, from the table of an earlier results file."""
+    out = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 7 and cells[0] in ("adult", "landsend"):
+            out[(cells[0], cells[3])] = cells[6]
+    return out
+
+
+def load_text() -> str:
+    import os
+    return "/".join(f"{v:.1f}" for v in os.getloadavg())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--data", default="/tmp/sqlanon-landsend", help="Folder of the generated Lands End table.")
     ap.add_argument("--skip-landsend", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--before", default=None, help="An earlier RESULTS-views.md: its ratios go beside the new ones.")
     args = ap.parse_args()
+    before = earlier_ratios(Path(args.before)) if args.before else {}
     cases = [("adult", ROOT / "datasets" / "adult" / "adult_demo.yaml", ROOT / "datasets" / "adult" / "adult.parquet",
               5, 3, False)]
     if not args.skip_landsend:
@@ -132,20 +154,25 @@ def main() -> int:
              "(`sql_templates/release_view_enforced.sql`) with the model shape of the row. Medians of "
              f"{args.repeat} reads each, plain and view alternating in the same run. Load average (1/5/15 min) at "
              f"the start: {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (a shared machine)."), "",
-             "| data | rows | node | model shape | plain ms | view ms | ratio | rows plain | rows view |",
-             "| - | - | - | - | - | - | - | - | - |"]
+             "| data | rows | node | model shape | plain ms | view ms | ratio | ratio before | rows plain | rows view |",
+             "| - | - | - | - | - | - | - | - | - | - |"]
+    loads = []
     worst = {}
     with tempfile.TemporaryDirectory(prefix="sqlanon-bench-views-") as tmp:
         for name, policy_path, parquet, k, l, t_ordered in cases:
             prep = prepare(name, policy_path, parquet, k, l, t_ordered, Path(tmp))
             node = ",".join(str(v) for v in prep["levels"].values())
+            load_before = load_text()
             for r in measure(prep, args.repeat):
                 print(name, r, file=sys.stderr, flush=True)
                 lines.append(f"| {name} | {r['plain_rows']:,} | ({node}) | {r['shape']} | {r['plain_s'] * 1000:.0f} | "
-                             f"{r['view_s'] * 1000:.0f} | {r['ratio']:.2f} | {r['plain_rows']:,} | {r['view_rows']:,} |")
+                             f"{r['view_s'] * 1000:.0f} | {r['ratio']:.2f} | {before.get((name, r['shape']), '-')} | "
+                             f"{r['plain_rows']:,} | {r['view_rows']:,} |")
                 worst[name] = max(worst.get(name, 0), r["ratio"])
+            loads.append(f"{name}: {load_before} before its reads, {load_text()} after")
             Path(prep["db"]).unlink(missing_ok=True)
     lines.append("")
+    lines.append("- Load average (1/5/15 min): " + "; ".join(loads) + ".")
     for name, ratio in worst.items():
         lines.append(f"- {name}: the largest ratio view / plain is {ratio:.2f} (goal: at most 3).")
     lines.append("- rows view < rows plain: the shape checks a model the k-anonymous node was not searched for, and "
