@@ -302,8 +302,8 @@ def _print_lattice(run, as_json: bool) -> None:
 def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
     from .anonymizer import Anonymization
-    from .policy import load_policy
     from .errors import PolicyError
+    from .policy import load_policy
     from .views import check_source
     pol = load_policy(policy)
     if table is not None:

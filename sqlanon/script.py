@@ -116,8 +116,8 @@ def view_script(run, dialect: str | None = None, source: str | None = None) -> s
     policy = run.policy
     dialect = dialect or _engine_dialect(policy.source.engine)
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
-    lines = [f"-- sqlanon: the view release {policy.release.name} of policy {policy.path or '(dict)'} at {levels}, "
-             f"in the {dialect} dialect",
+    lines = [(f"-- sqlanon: the view release {policy.release.name} of policy {policy.path or '(dict)'} at {levels}, "
+              f"in the {dialect} dialect"),
              "-- It creates the self-enforcing view: at every read it generalizes the live source, measures every",
              "-- class and returns only rows of classes that satisfy the policy (values unknown to the mapping",
              "-- tables at the hierarchy's top). Mapping tables are inline (VALUES): base value, label and code at",

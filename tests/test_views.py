@@ -285,9 +285,9 @@ def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
         Anonymization(pol, db=db)
     # the same refusal from the criteria, for a caller that builds a view of an already-loaded policy
     table_pol = load_policy({**pol, "release": {"name": "live_rel", "materialize": "table"}})
-    with Anonymization(table_pol, db=db) as run:
-        with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
-            views.enforcement(run.policy, views.view_criteria(run.policy, run.fs))
+    with Anonymization(table_pol, db=db) as run, \
+            pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
+        views.enforcement(run.policy, views.view_criteria(run.policy, run.fs))
     con = duckdb.connect(db)
     assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'live_rel%'").fetchone()[0] == 0
     con.close()
