@@ -337,7 +337,7 @@ def status(manifest_path, db=None, renode: bool | None = None) -> dict:
         cov = coverage(backend, name, source, maps)
     finally:
         backend.close()
-    found = None
+    found: dict | None = None
     if limits["renode"] if renode is None else renode:
         # a new search over the live source; values unknown to a hierarchy file stop it: that is drift too
         # (the hierarchy needs those values before anything can be re-released)
