@@ -147,7 +147,8 @@ def main() -> int:
     load = os.getloadavg()
     lines = [f"Machine: {machine()}", "",
              (f"Command: `python benchmarks/bench_views.py --repeat {args.repeat}"
-              f"{' --skip-landsend' if args.skip_landsend else ''} --out benchmarks/RESULTS-views.md`"), "",
+              f"{' --skip-landsend' if args.skip_landsend else ''}{' --before ' + args.before if args.before else ''} "
+              "--out benchmarks/RESULTS-views.md`"), "",
              ("A read = `SELECT * FROM <relation>` fetched whole into Python as an Arrow table (DuckDB, one file). "
              "plain = the generalized SELECT of the release (`sqlanon.release.select_sql`: mapping-table joins, "
              "the release's suppressed blocks inline); view = the self-enforcing view at the same node "
