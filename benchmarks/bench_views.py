@@ -11,7 +11,8 @@ synthetic Lands End at full size (4,591,581 rows, datasets/landsend/generate.py 
 quasi-identifiers, cost sensitive). Each data set is searched once with k (5 for Adult, 6 for Lands End)
 and released at its chosen node; then one view per model shape is created at that same node (the shape
 of the enforcement SQL, not the node, is what is measured): k only; k + distinct l; k + entropy l; k +
-recursive (c,l); k + t-closeness equal; k + t-closeness ordered (Lands End only: cost is numeric).
+recursive (c,l); k + t-closeness equal; k + t-closeness ordered (on cost for Lands End; on hours_per_week
+for Adult, added to its sensitive attributes for every shape, since occupation is categorical).
 Reads alternate plain / view within each repetition, so both sides share the machine's load; medians of
 --repeat runs.
 
@@ -44,18 +45,18 @@ from sqlanon.policy import load_policy
 from sqlanon.release import select_sql
 
 
-def shapes(k: int, l: int, t_ordered: bool) -> dict[str, dict]:
+def shapes(k: int, l: int, ordered: str | None) -> dict[str, dict]:
     out = {"k": {"k": k},
            "k + distinct l": {"k": k, "l_diversity": {"variant": "distinct", "l": l}},
            "k + entropy l": {"k": k, "l_diversity": {"variant": "entropy", "l": l}},
            "k + recursive (3,l)": {"k": k, "l_diversity": {"variant": "recursive", "l": l, "c": 3}},
            "k + t-closeness equal": {"k": k, "t_closeness": {"t": 0.2, "distance": "equal"}}}
-    if t_ordered:
-        out["k + t-closeness ordered"] = {"k": k, "t_closeness": {"t": 0.2, "distance": "ordered"}}
+    if ordered:
+        out["k + t-closeness ordered"] = {"k": k, "t_closeness": {"t": 0.2, "distance": "ordered", "attribute": ordered}}
     return out
 
 
-def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_ordered: bool, work: Path) -> dict:
+def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, ordered: str | None, work: Path) -> dict:
     """Load the table into a DuckDB file, search and release it as a view; one view per shape; the plain SELECT."""
     db = work / f"{name}.duckdb"
     con = duckdb.connect(str(db))
@@ -64,6 +65,8 @@ def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_order
     raw = yaml.safe_load(policy_path.read_text())
     raw["source"] = {"database": str(db), "table": name}
     raw["sensitive"] = [s for s in (raw["sensitive"] if isinstance(raw["sensitive"], list) else list(raw["sensitive"]))]
+    if ordered and ordered not in raw["sensitive"]:
+        raw["sensitive"].append(ordered)      # the numeric attribute of the ordered shape (released by every shape)
     raw["privacy"] = {"k": k}
     raw["release"] = {"name": f"{name}_view", "materialize": "view"}
     t0 = time.perf_counter()
@@ -76,7 +79,7 @@ def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_order
         maps = views.view_maps(run.policy, run.fs)
         plain = select_sql(run.policy, run.fs, run.chosen.result, map_names=maps, source=name)
         made = {}
-        for shape, privacy in shapes(k, l, t_ordered).items():
+        for shape, privacy in shapes(k, l, ordered).items():
             pol = load_policy({**raw, "privacy": privacy}, base_dir=policy_path.parent)
             view = f"{name}_v{len(made)}"
             views.create_view(run.backend, view, pol, run.fs, levels, maps, name)
@@ -139,10 +142,10 @@ def main() -> int:
     args = ap.parse_args()
     before = earlier_ratios(Path(args.before)) if args.before else {}
     cases = [("adult", ROOT / "datasets" / "adult" / "adult_demo.yaml", ROOT / "datasets" / "adult" / "adult.parquet",
-              5, 3, False)]
+              5, 3, "hours_per_week")]
     if not args.skip_landsend:
         ls = dataset(Path(args.data), FULL)
-        cases.append(("landsend", ls, ls.parent / "landsend.parquet", 6, 3, True))
+        cases.append(("landsend", ls, ls.parent / "landsend.parquet", 6, 3, "cost"))
     import os
     load = os.getloadavg()
     lines = [f"Machine: {machine()}", "",
@@ -160,8 +163,8 @@ def main() -> int:
     loads = []
     worst = {}
     with tempfile.TemporaryDirectory(prefix="sqlanon-bench-views-") as tmp:
-        for name, policy_path, parquet, k, l, t_ordered in cases:
-            prep = prepare(name, policy_path, parquet, k, l, t_ordered, Path(tmp))
+        for name, policy_path, parquet, k, l, ordered in cases:
+            prep = prepare(name, policy_path, parquet, k, l, ordered, Path(tmp))
             node = ",".join(str(v) for v in prep["levels"].values())
             load_before = load_text()
             for r in measure(prep, args.repeat):
