@@ -555,3 +555,38 @@ def test_check_table_counts_a_views_null_level0_values_as_one_unknown_class(tmp_
                                                     sort_keys=False))
     r = CliRunner().invoke(main, ["check", str(tmp_path / "q.yaml"), "--table", "other", "--json"])
     assert r.exit_code == 3 and json.loads(r.output)["failing_classes"] == 1
+
+
+def test_typed_mapping_join_matches_exactly_what_the_text_join_matches(tmp_path):
+    """An integer quasi-identifier joins the mapping values cast to its type, keeping only values that are
+    their own canonical text: a hierarchy spelling '013053' or '021' beside '13053' / '21' neither
+    duplicates a row nor gives a source value a generalization the text join (CAST(value AS VARCHAR))
+    would not."""
+    zips = (HOSPITAL / "hierarchies" / "zip_code.csv").read_text()
+    ages = (HOSPITAL / "hierarchies" / "age.csv").read_text()
+    # the non-canonical spellings map to other labels: a row picking them up would show a wrong class
+    (tmp_path / "zip.csv").write_text(zips.rstrip("\n") + "\n013053,999**,*\n")
+    (tmp_path / "age.csv").write_text(ages.rstrip("\n") + "\n021,>=40,*\n")
+    db = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(db)
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.close()
+    pol = policy({"database": db, "table": "live"}, {"k": 2})
+    pol["quasi_identifiers"]["zip_code"] = {"hierarchy": str(tmp_path / "zip.csv")}
+    pol["quasi_identifiers"]["age"] = {"hierarchy": str(tmp_path / "age.csv")}
+    with Anonymization(pol, db=db) as run:
+        run.search()
+        run.choose()
+        run.materialize()
+        levels = dict(run.chosen.levels)
+    con = duckdb.connect(db)
+    try:
+        sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'live_rel'").fetchone()[0]
+        assert "TRY_CAST" in sql                         # the typed join is the one under test
+        for change, _ in [("SELECT 1", "as released")] + CHANGES:
+            con.execute(change.format(t="live"))
+            assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
+                                     levels, {"k": 2})
+    finally:
+        con.close()
