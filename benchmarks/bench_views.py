@@ -11,11 +11,15 @@ synthetic Lands End at full size (4,591,581 rows, datasets/landsend/generate.py 
 quasi-identifiers, cost sensitive). Each data set is searched once with k (5 for Adult, 6 for Lands End)
 and released at its chosen node; then one view per model shape is created at that same node (the shape
 of the enforcement SQL, not the node, is what is measured): k only; k + distinct l; k + entropy l; k +
-recursive (c,l); k + t-closeness equal; k + t-closeness ordered (Lands End only: cost is numeric).
+recursive (c,l); k + t-closeness equal; k + t-closeness ordered (on cost for Lands End; on hours_per_week
+for Adult, added to its sensitive attributes for every shape, since occupation is categorical).
 Reads alternate plain / view within each repetition, so both sides share the machine's load; medians of
 --repeat runs.
 
-    python benchmarks/bench_views.py --repeat 5 --out benchmarks/RESULTS-views.md
+    python benchmarks/bench_views.py --repeat 5 --before benchmarks/RESULTS-views.md --out benchmarks/RESULTS-views.md
+
+--before reads the ratios of an earlier results file (same table layout) and prints them beside the new
+ones. The load average (1/5/15 min) is recorded before and after each data set: the machine is shared.
 """
 from __future__ import annotations
 
@@ -41,18 +45,18 @@ from sqlanon.policy import load_policy
 from sqlanon.release import select_sql
 
 
-def shapes(k: int, l: int, t_ordered: bool) -> dict[str, dict]:
+def shapes(k: int, l: int, ordered: str | None) -> dict[str, dict]:
     out = {"k": {"k": k},
            "k + distinct l": {"k": k, "l_diversity": {"variant": "distinct", "l": l}},
            "k + entropy l": {"k": k, "l_diversity": {"variant": "entropy", "l": l}},
            "k + recursive (3,l)": {"k": k, "l_diversity": {"variant": "recursive", "l": l, "c": 3}},
            "k + t-closeness equal": {"k": k, "t_closeness": {"t": 0.2, "distance": "equal"}}}
-    if t_ordered:
-        out["k + t-closeness ordered"] = {"k": k, "t_closeness": {"t": 0.2, "distance": "ordered"}}
+    if ordered:
+        out["k + t-closeness ordered"] = {"k": k, "t_closeness": {"t": 0.2, "distance": "ordered", "attribute": ordered}}
     return out
 
 
-def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_ordered: bool, work: Path) -> dict:
+def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, ordered: str | None, work: Path) -> dict:
     """Load the table into a DuckDB file, search and release it as a view; one view per shape; the plain SELECT."""
     db = work / f"{name}.duckdb"
     con = duckdb.connect(str(db))
@@ -61,6 +65,8 @@ def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_order
     raw = yaml.safe_load(policy_path.read_text())
     raw["source"] = {"database": str(db), "table": name}
     raw["sensitive"] = [s for s in (raw["sensitive"] if isinstance(raw["sensitive"], list) else list(raw["sensitive"]))]
+    if ordered and ordered not in raw["sensitive"]:
+        raw["sensitive"].append(ordered)      # the numeric attribute of the ordered shape (released by every shape)
     raw["privacy"] = {"k": k}
     raw["release"] = {"name": f"{name}_view", "materialize": "view"}
     t0 = time.perf_counter()
@@ -73,7 +79,7 @@ def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, t_order
         maps = views.view_maps(run.policy, run.fs)
         plain = select_sql(run.policy, run.fs, run.chosen.result, map_names=maps, source=name)
         made = {}
-        for shape, privacy in shapes(k, l, t_ordered).items():
+        for shape, privacy in shapes(k, l, ordered).items():
             pol = load_policy({**raw, "privacy": privacy}, base_dir=policy_path.parent)
             view = f"{name}_v{len(made)}"
             views.create_view(run.backend, view, pol, run.fs, levels, maps, name)
@@ -109,43 +115,68 @@ def measure(prep: dict, repeat: int) -> list[dict]:
     return out
 
 
+def earlier_ratios(path: Path) -> dict[tuple[str, str], str]:
+    """(data, model shape) -> ratio, from the table of an earlier results file."""
+    out = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 7 and cells[0] in ("adult", "landsend"):
+            out[(cells[0], cells[3])] = cells[6]
+    return out
+
+
+def load_text() -> str:
+    import os
+    return "/".join(f"{v:.1f}" for v in os.getloadavg())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--data", default="/tmp/sqlanon-landsend", help="Folder of the generated Lands End table.")
     ap.add_argument("--skip-landsend", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--before", default=None, help="An earlier RESULTS-views.md: its ratios go beside the new ones.")
     args = ap.parse_args()
+    before = earlier_ratios(Path(args.before)) if args.before else {}
     cases = [("adult", ROOT / "datasets" / "adult" / "adult_demo.yaml", ROOT / "datasets" / "adult" / "adult.parquet",
-              5, 3, False)]
+              5, 3, "hours_per_week")]
     if not args.skip_landsend:
         ls = dataset(Path(args.data), FULL)
-        cases.append(("landsend", ls, ls.parent / "landsend.parquet", 6, 3, True))
+        cases.append(("landsend", ls, ls.parent / "landsend.parquet", 6, 3, "cost"))
     import os
     load = os.getloadavg()
     lines = [f"Machine: {machine()}", "",
              (f"Command: `python benchmarks/bench_views.py --repeat {args.repeat}"
-              f"{' --skip-landsend' if args.skip_landsend else ''} --out benchmarks/RESULTS-views.md`"), "",
+              f"{' --skip-landsend' if args.skip_landsend else ''}{' --before ' + args.before if args.before else ''} "
+              "--out benchmarks/RESULTS-views.md`"), "",
              ("A read = `SELECT * FROM <relation>` fetched whole into Python as an Arrow table (DuckDB, one file). "
              "plain = the generalized SELECT of the release (`sqlanon.release.select_sql`: mapping-table joins, "
              "the release's suppressed blocks inline); view = the self-enforcing view at the same node "
              "(`sql_templates/release_view_enforced.sql`) with the model shape of the row. Medians of "
              f"{args.repeat} reads each, plain and view alternating in the same run. Load average (1/5/15 min) at "
              f"the start: {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (a shared machine)."), "",
-             "| data | rows | node | model shape | plain ms | view ms | ratio | rows plain | rows view |",
-             "| - | - | - | - | - | - | - | - | - |"]
+             "| data | rows | node | model shape | plain ms | view ms | ratio | ratio before | rows plain | rows view |",
+             "| - | - | - | - | - | - | - | - | - | - |"]
+    loads = []
     worst = {}
     with tempfile.TemporaryDirectory(prefix="sqlanon-bench-views-") as tmp:
-        for name, policy_path, parquet, k, l, t_ordered in cases:
-            prep = prepare(name, policy_path, parquet, k, l, t_ordered, Path(tmp))
+        for name, policy_path, parquet, k, l, ordered in cases:
+            prep = prepare(name, policy_path, parquet, k, l, ordered, Path(tmp))
             node = ",".join(str(v) for v in prep["levels"].values())
+            load_before = load_text()
             for r in measure(prep, args.repeat):
                 print(name, r, file=sys.stderr, flush=True)
                 lines.append(f"| {name} | {r['plain_rows']:,} | ({node}) | {r['shape']} | {r['plain_s'] * 1000:.0f} | "
-                             f"{r['view_s'] * 1000:.0f} | {r['ratio']:.2f} | {r['plain_rows']:,} | {r['view_rows']:,} |")
+                             f"{r['view_s'] * 1000:.0f} | {r['ratio']:.2f} | {before.get((name, r['shape']), '-')} | "
+                             f"{r['plain_rows']:,} | {r['view_rows']:,} |")
                 worst[name] = max(worst.get(name, 0), r["ratio"])
+            loads.append(f"{name}: {load_before} before its reads, {load_text()} after")
             Path(prep["db"]).unlink(missing_ok=True)
     lines.append("")
+    lines.append("- Load average (1/5/15 min): " + "; ".join(loads) + ".")
     for name, ratio in worst.items():
         lines.append(f"- {name}: the largest ratio view / plain is {ratio:.2f} (goal: at most 3).")
     lines.append("- rows view < rows plain: the shape checks a model the k-anonymous node was not searched for, and "

@@ -14,6 +14,10 @@ apply a transformation nobody released.
 
 The other readers of a manifest live here too: `view_status` (`sqlanon status`: the drift of a view
 release) and `report_from_manifest` (`sqlanon report MANIFEST`: the release report recomputed).
+New rows holding a quasi-identifier value that the manifest's hierarchy does not hold are refused (exit
+code 2, `unknown_values_refused`), by choice: a view release shows such values at the hierarchy's top
+(sqlanon/views.py), but `apply` releases exactly the recorded transformation, and a value outside the
+recorded hierarchies has none. The fix is the hierarchy's: add the values and anonymize again.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from pathlib import Path
 from . import files
 from .anonymizer import Anonymization, Candidate
 from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
-from .errors import DataError, PolicyError, PrivacyNotMet
+from .errors import DataError, PolicyError, PrivacyNotMet, UnknownValues
 from .hierarchy import spec_kind
 from .metrics import all_metrics
 from .policy import load_policy, source_with_table
@@ -113,7 +117,10 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
     if name:
         raw.setdefault("release", {})["name"] = name
     db = db or manifest.get("database") or ":memory:"
-    run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
+    try:
+        run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
+    except UnknownValues as e:
+        raise unknown_values_refused(e) from None
     try:
         check_manifest(manifest, manifest_path, run.backend)
         for q in run.fs.qis:
@@ -128,6 +135,19 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
         run.close()
         raise
     return run
+
+
+def unknown_values_refused(e: UnknownValues) -> DataError:
+    """Why `apply` refuses new rows holding values the manifest's hierarchies do not hold (exit 2), where a
+    view release shows them at the hierarchy's top: applying releases exactly the recorded transformation
+    (the hierarchies it hashes), and a value outside them has no recorded generalization. Releasing it at
+    the top would be a new transformation the manifest does not describe."""
+    shown = ", ".join(repr(v) for v in e.values[:5])
+    more = f" and {len(e.values) - 5} more" if len(e.values) > 5 else ""
+    return DataError(f"column '{e.column}': {len(e.values)} value(s) {shown}{more} of the new rows are not in the "
+                     f"hierarchy of '{e.column}' ({e.hierarchy}) that the manifest records; apply releases only the "
+                     "recorded transformation: add them to the hierarchy and run sqlanon anonymize again (a view "
+                     "release, materialize: view, shows such values at the hierarchy's top)")
 
 
 def require_satisfied(run: Anonymization) -> None:

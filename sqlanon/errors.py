@@ -44,6 +44,17 @@ class DataError(UserError):
     """The data does not fit the policy: an unknown column, a value missing from a hierarchy, NULLs..."""
 
 
+class UnknownValues(DataError):
+    """Source values of a quasi-identifier that its hierarchy does not hold (`column`, `values`, `hierarchy`:
+    where the hierarchy comes from), so the caller can say what to do in its own terms."""
+
+    def __init__(self, column: str, values: list, hierarchy: str):
+        self.column, self.values, self.hierarchy = column, values, hierarchy
+        shown = ", ".join(repr(v) for v in values[:5])
+        super().__init__(f"column '{column}': value(s) {shown} missing from the hierarchy of '{column}' "
+                         f"({hierarchy}); add them to the hierarchy")
+
+
 class PrivacyNotMet(SqlanonError):
     """A release or a check does not satisfy the policy's privacy models (exit code 3)."""
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .engine import Backend
 from .engines.base import columns_frame
-from .errors import DataError
+from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
 from .policy import Policy
@@ -257,9 +257,7 @@ class FrequencySet:
         for pos, q in enumerate(qis):
             values = sorted(v for i, v in missing if i == pos)
             if values:
-                shown = ", ".join(repr(v) for v in values[:5])
-                raise DataError(f"column '{q.name}': value(s) {shown} missing from the hierarchy of '{q.name}' "
-                                f"({q.hierarchy.source}); add them to the hierarchy")
+                raise UnknownValues(q.name, values, str(q.hierarchy.source))
 
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:

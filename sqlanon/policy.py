@@ -296,6 +296,9 @@ def load_policy(source, base_dir: Path | None = None) -> Policy:
     entity = model.entity_key
     if entity is not None and (entity in qis or entity in sens):
         raise PolicyError("entity_key", f"column '{entity}' is also a quasi-identifier or sensitive attribute")
+    if release.materialize == "view":     # refused before any search, not after it
+        from .views import refuse_unenforceable
+        refuse_unenforceable(privacy_checked, list(sens), entity)
     search = SearchOptions(model.search.max_nodes, float(model.search.time_limit_s))
     return Policy(src, qis, sens, dict(raw["privacy"]), model.utility, release, base_dir, raw, path, entity, search,
                   privacy_checked, model)

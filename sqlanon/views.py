@@ -14,7 +14,9 @@ rows of classes that satisfy every model of the policy. What is enforced at read
   forms), the reference distribution Q being the LIVE source's (every row the view generalizes,
   suppressed or not): the definition compares a class with the whole table as it is now.
 
-Not expressible in the view (refused with exit code 2, "use materialize: table"): the hierarchical
+Not expressible in the view (refused when the policy loads, before any search, with exit code 2, "use
+materialize: table"; `refuse_unenforceable`): the other privacy models (beta-likeness, delta-disclosure,
+k-map, delta-presence, average risk, records at risk), the hierarchical
 EMD, don't-care sets (pd-recursive and adjusted entropy), npd-recursive diversity,
 multi-attribute l-diversity (``attribute: all`` with several sensitive attributes), and an entity
 key (persons, not rows).
@@ -78,6 +80,31 @@ def _refuse(field_name: str, what: str) -> PolicyError:
                        "release.materialize: table")
 
 
+# the privacy models a view cannot check at read time (they need a population, a prior or a risk model)
+NOT_IN_VIEW = ("beta_likeness", "delta_disclosure", "k_map", "delta_presence", "average_risk", "records_at_risk")
+
+
+def refuse_unenforceable(privacy, sensitive: list[str], entity_key: str | None) -> None:
+    """Refuse, at policy load and so before any search, a ``materialize: view`` policy the view cannot enforce
+    (PolicyError, exit 2): the same cases `enforcement` refuses from the criteria, read from the validated
+    ``privacy:`` model (`sqlanon.policy_model.Privacy`) alone, without the data."""
+    if entity_key:
+        raise _refuse("entity_key", "counting persons (an entity key)")
+    for key in NOT_IN_VIEW:
+        if getattr(privacy, key) is not None:
+            raise _refuse(f"privacy.{key}", key.replace("_", " "))
+    ld, tc = privacy.l_diversity, privacy.t_closeness
+    if ld is not None:
+        if ld.attribute == "all" and len(sensitive) > 1:
+            raise _refuse("privacy.l_diversity.attribute", "multi-attribute l-diversity (attribute: all)")
+        if ld.no_negative_disclosure is not None:
+            raise _refuse("privacy.l_diversity.no_negative_disclosure", "npd-recursive diversity")
+        if ld.dont_care:
+            raise _refuse("privacy.l_diversity.dont_care", f"{ld.variant} l-diversity with don't-care values")
+    if tc is not None and tc.distance == "hierarchical":
+        raise _refuse("privacy.t_closeness.distance", "t-closeness with the hierarchical distance")
+
+
 def enforcement(policy, criteria) -> Enforcement:
     """The read-time checks of a policy's criteria; PolicyError (exit 2) for a model a view cannot enforce."""
     if policy.entity_key:
@@ -119,15 +146,47 @@ def view_criteria(policy, fs) -> list:
     return criteria_from_policy(policy.privacy_model or policy.privacy, {s.name: s.domain for s in fs.sensitives})
 
 
-def create_view(backend, name: str, policy, fs, columns: list, maps: dict[str, str], source: str) -> None:
-    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted);
+VIEW_TEMPLATE = "release_view_enforced.sql"
+# source column types whose values join their mapping rows on the typed value (see the template): integers
+# and dates, whose text form is canonical on every engine; the cast type the template renders
+TYPED_JOIN = {"TINYINT": "INTEGER", "SMALLINT": "INTEGER", "INTEGER": "INTEGER", "BIGINT": "BIGINT", "DATE": "DATE"}
+
+
+def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
+    """How each quasi-identifier column joins its mapping table in the view: "text" for a text column,
+    a type from `TYPED_JOIN` for an integer or date column (not on PostgreSQL, which has no TRY_CAST),
+    absent (the source value cast to text) otherwise. `types`: column -> type as `Backend.columns` names it."""
+    out = {}
+    for col, ty in types.items():
+        ty = ty.upper()
+        if ty == "VARCHAR":
+            out[col] = "text"
+        elif ty in TYPED_JOIN and dialect != "postgres":
+            out[col] = TYPED_JOIN[ty]
+    return out
+
+
+def view_context(name: str, policy, fs, columns: list, maps: dict[str, str], source: str,
+                 types: dict[str, str] | None = None, dialect: str = "duckdb") -> dict:
+    """The context of `VIEW_TEMPLATE` for the self-enforcing view `name` over `source`, reading the mapping
+    tables (or CTEs) `maps`: column ``value`` and, per level L the view needs (the released level, and the
+    top for a generalized column), ``l<L>`` / ``c<L>``. `types` (source column -> type) and `dialect` choose
+    how quasi-identifiers join their mapping tables (`map_joins`; None: every value cast to text).
     `columns` are the release's (`release.release_columns`)."""
     ctx = enforcement(policy, view_criteria(policy, fs)).context()
     qi_cols = [col for col, qi, _ in columns if qi is not None]
     packed = packed_key(fs, [(col, lvl) for col, qi, lvl in columns if qi is not None])
     keys = ["__sqlanon_key"] if packed else [f"__sqlanon_k{i}" for i in range(len(qi_cols))]
-    backend.execute("release_view_enforced.sql", name=name, columns=columns, source=source, maps=maps,
-                    qi_cols=qi_cols, keys=keys, packed=packed, **ctx)
+    joins = map_joins({c: t for c, t in (types or {}).items() if c in qi_cols}, dialect)
+    return dict(name=name, columns=columns, source=source, maps=maps, qi_cols=qi_cols, keys=keys, packed=packed,
+                joins=joins, **ctx)
+
+
+def create_view(backend, name: str, policy, fs, columns: list, maps: dict[str, str], source: str) -> None:
+    """CREATE OR REPLACE the self-enforcing view `name` over `source` (mapping tables `maps` already persisted);
+    `columns` are the release's (`release.release_columns`)."""
+    types = dict(backend.columns(source))
+    backend.execute(VIEW_TEMPLATE, **view_context(name, policy, fs, columns, maps, source, types, backend.dialect))
 
 
 def packed_key(fs, qis: list[tuple[str, int]]) -> dict[str, int] | None:

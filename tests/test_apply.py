@@ -68,3 +68,23 @@ def test_apply_refuses_a_changed_taxonomy(tmp_path):
     manifest.write_text(json.dumps(m))
     r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "doubled", "-q"])
     assert r.exit_code == 2 and "changed since the manifest" in r.stderr
+
+
+def test_apply_refuses_values_the_manifests_hierarchies_do_not_hold(tmp_path):
+    """By choice (sqlanon/applying.py): a view release shows such values at the top, apply releases only the
+    recorded transformation; one line naming the column, how many values, which, and what to do."""
+    db, manifest = _setup(tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE newer AS SELECT * FROM hospital UNION ALL SELECT * FROM hospital "
+                "UNION ALL SELECT zip_code, 77, nationality, condition FROM hospital")
+    con.close()
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "newer", "--name", "rel4", "-q"])
+    assert r.exit_code == 2
+    line, = r.stderr.splitlines()
+    assert line.startswith("sqlanon: error: column 'age': 1 value(s) '77' of the new rows are not in the hierarchy "
+                           "of 'age'")
+    assert "add them to the hierarchy and run sqlanon anonymize again" in line and "Traceback" not in r.output
+    con = duckdb.connect(str(db), read_only=True)
+    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert "rel4" not in tables

@@ -159,6 +159,12 @@ def release(**rel) -> Setup:
     return edit(release={"name": "rel", **rel})
 
 
+def view_of(sensitive: list[str] | None = None, entity_key: str | None = None, **privacy) -> Setup:
+    """The base policy released as a view, with this `privacy` (and sensitive attributes, entity key)."""
+    extra = {k: v for k, v in {"sensitive": sensitive, "entity_key": entity_key}.items() if v is not None}
+    return edit(privacy=privacy, release={"name": "rel", "materialize": "view"}, **extra)
+
+
 def text(body: str) -> Setup:
     return lambda folder, pol: body
 
@@ -443,6 +449,21 @@ CASES = [
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
     Case("knowledge-dev-zero", lambda f, p: p, "/dev/zero is not a regular file",
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "/dev/zero", "-q"]),
+    # a view release that cannot enforce the policy at read time is refused when the policy loads (sqlanon/views.py)
+    Case("view-t-hierarchical", view_of(k=4, t_closeness={"t": 0.4, "distance": "hierarchical"}),
+         "'privacy.t_closeness.distance': t-closeness with the hierarchical distance cannot be enforced by a view"),
+    Case("view-dont-care", view_of(k=4, l_diversity={"variant": "entropy", "l": 2, "dont_care": ["Cancer"]}),
+         "'privacy.l_diversity.dont_care': entropy l-diversity with don't-care values cannot be enforced by a view"),
+    Case("view-npd-recursive", view_of(k=4, l_diversity={"variant": "recursive", "l": 2, "c": 3,
+                                                         "no_negative_disclosure": {"c2": 5, "values": ["Cancer"]}}),
+         "'privacy.l_diversity.no_negative_disclosure': npd-recursive diversity cannot be enforced by a view"),
+    Case("view-multi-attribute", view_of(sensitive=["condition", "customer_id"], k=4,
+                                         l_diversity={"l": 2, "attribute": "all"}),
+         "'privacy.l_diversity.attribute': multi-attribute l-diversity (attribute: all) cannot be enforced"),
+    Case("view-entity-key", view_of(entity_key="customer_id", k=4),
+         "'entity_key': counting persons (an entity key) cannot be enforced by a view at read time; use "
+         "release.materialize: table"),
+    Case("view-average-risk", view_of(k=4, average_risk=0.2), "'privacy.average_risk': average risk cannot be"),
 ]
 
 

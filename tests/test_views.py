@@ -27,6 +27,7 @@ from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixture
 from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
+from sqlanon.policy import load_policy
 
 QI = ["zip_code", "age", "nationality"]
 
@@ -124,6 +125,9 @@ PRIVACIES = {
     "k=2 recursive (3,2)": {"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3}},
     "k=2 t=0.4 equal": {"k": 2, "t_closeness": {"t": 0.4, "distance": "equal"}},
     "k=2 t=0.3 ordered cost": {"k": 2, "t_closeness": {"t": 0.3, "distance": "ordered", "attribute": "cost"}},
+    "k=3 recursive (2,3)": {"k": 3, "l_diversity": {"variant": "recursive", "l": 3, "c": 2}},
+    "k=2 distinct l=2 + t=0.3 ordered cost": {"k": 2, "l_diversity": {"variant": "distinct", "l": 2},
+                                              "t_closeness": {"t": 0.3, "distance": "ordered", "attribute": "cost"}},
 }
 
 
@@ -231,12 +235,12 @@ OPS = st.lists(st.one_of(
 @pytest.fixture(scope="module")
 def hypothesis_releases(tmp_path_factory):
     out = {}
-    for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"):
+    for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)"):
         out[case] = duckdb_release(tmp_path_factory.mktemp(case.replace(" ", "_").replace("=", "")), PRIVACIES[case])
     return out
 
 
-@pytest.mark.parametrize("case", ["k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost"])
+@pytest.mark.parametrize("case", ["k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_duckdb_view_random_inserts_and_deletes(hypothesis_releases, case, ops):
@@ -261,6 +265,10 @@ def test_duckdb_view_random_inserts_and_deletes(hypothesis_releases, case, ops):
     ({"k": 2, "t_closeness": {"t": 0.4, "distance": "hierarchical"}}, "privacy.t_closeness.distance"),
     ({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3, "dont_care": ["Flu"]}},
      "privacy.l_diversity.dont_care"),
+    ({"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3,
+                              "no_negative_disclosure": {"c2": 2, "values": ["Flu"]}}},
+     "privacy.l_diversity.no_negative_disclosure"),
+    ({"k": 2, "l_diversity": {"variant": "distinct", "l": 2, "attribute": "all"}}, "privacy.l_diversity.attribute"),
 ])
 def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
     db = str(tmp_path / "r.duckdb")
@@ -272,11 +280,14 @@ def test_view_refuses_what_it_cannot_enforce(tmp_path, privacy, field):
     con.close()
     pol = policy({"database": db, "table": "live"}, privacy)
     pol["sensitive"] = {"condition": {"hierarchy": "suppress"}, "cost": None}
-    with Anonymization(pol, db=db) as run:
-        run.search()
-        run.choose()
-        with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
-            run.materialize()
+    # refused when the policy loads: before the search, not after it
+    with pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
+        Anonymization(pol, db=db)
+    # the same refusal from the criteria, for a caller that builds a view of an already-loaded policy
+    table_pol = load_policy({**pol, "release": {"name": "live_rel", "materialize": "table"}})
+    with Anonymization(table_pol, db=db) as run, \
+            pytest.raises(PolicyError, match=f"'{field}'.*use release.materialize: table"):
+        views.enforcement(run.policy, views.view_criteria(run.policy, run.fs))
     con = duckdb.connect(db)
     assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_name LIKE 'live_rel%'").fetchone()[0] == 0
     con.close()
@@ -292,7 +303,8 @@ def test_num_filter_renders_only_numbers():
 
 # -- PostgreSQL and Spark -------------------------------------------------------------------------
 
-ENGINE_CASES = ["k=2 recursive (3,2)", "k=2 t=0.4 equal", "k=2 t=0.3 ordered cost"]
+ENGINE_CASES = ["k=2 recursive (3,2)", "k=2 t=0.4 equal", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)",
+                "k=2 distinct l=2 + t=0.3 ordered cost"]
 
 
 def _engine_changes(engine: str, table: str) -> list[str]:
@@ -459,5 +471,122 @@ def test_duckdb_view_with_one_key_column_per_quasi_identifier(tmp_path, monkeypa
             con.execute(sql.format(t="live"))
             assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
                                      levels, privacy)
+    finally:
+        con.close()
+
+
+# -- `sqlanon sql` of a view release: the CREATE VIEW the release runs ---------------------------------
+
+@pytest.mark.parametrize("case", ["k=4", "k=2 recursive (3,2)", "k=2 t=0.3 ordered cost"])
+def test_sql_prints_the_enforcing_view_the_release_creates(tmp_path, case):
+    """`sqlanon sql POLICY` of a view release prints CREATE VIEW of the self-enforcing view (mapping tables
+    inline): run on a database holding only the source table, it shows what the released view shows, after
+    every adversarial change too; the PostgreSQL and Spark dialects are what sqlglot makes of the same view."""
+    import sqlglot
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    privacy = PRIVACIES[case]
+    db, levels = duckdb_release(tmp_path, privacy)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy({"database": db, "table": "live"}, privacy), sort_keys=False))
+    r = CliRunner().invoke(main, ["sql", str(tmp_path / "p.yaml"), "-q"])
+    assert r.exit_code == 0, r.output
+    script = r.output
+    assert "in the duckdb dialect" in script and 'CREATE OR REPLACE VIEW "live_rel"' in script
+    assert "live_rel__map" not in script                     # self-contained: the mapping tables are inline
+    for dialect in ("postgres", "spark"):
+        r = CliRunner().invoke(main, ["sql", str(tmp_path / "p.yaml"), "--dialect", dialect, "-q"])
+        assert r.exit_code == 0 and f"in the {dialect} dialect" in r.output
+        body = "\n".join(line for line in r.output.splitlines() if not line.startswith("--"))
+        assert isinstance(sqlglot.parse_one(body.rstrip().rstrip(";"), read=dialect), sqlglot.exp.Create)
+    other = duckdb.connect(str(tmp_path / "only_source.duckdb"))
+    con = duckdb.connect(db)
+    try:
+        other.register("base", base_frame())
+        other.execute("CREATE TABLE live AS SELECT * FROM base")
+        other.execute(script)
+
+        def same() -> None:
+            assert _rows(other.execute("SELECT * FROM live_rel").df()) == _rows(con.execute("SELECT * FROM live_rel").df())
+        same()
+        for sql, _ in CHANGES:
+            con.execute(sql.format(t="live"))
+            other.execute(sql.format(t="live"))
+            same()
+        assert_view_keeps_policy(other.execute("SELECT * FROM live_rel").df(),
+                                 other.execute("SELECT * FROM live").df(), levels, privacy)
+    finally:
+        con.close()
+        other.close()
+
+
+def test_check_table_counts_a_views_null_level0_values_as_one_unknown_class(tmp_path):
+    """At level 0 the view shows a value unknown to its mapping table as NULL (the hierarchy's top):
+    `check --table VIEW` takes those rows as one class of their own (not a refusal for missing values)."""
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    db, levels = duckdb_release(tmp_path, {"k": 2})
+    assert levels == {"zip_code": 0, "age": 1, "nationality": 1}
+    pol = policy({"database": db, "table": "live"}, {"k": 2}, drift={"max_suppressed": 0.5, "max_unknown": 0.5})
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
+    con = duckdb.connect(db)
+    # three unknown zips: (21, Russian) and (23, American) share class (NULL, <30, *); age 22 is unknown
+    # too, so its row is (NULL, *, *), a class of one, held back
+    con.execute("INSERT INTO live VALUES (99999, 21, 'Russian', 'Cancer', 0), (99999, 22, 'Russian', 'Flu', 0), "
+                "(99998, 23, 'American', 'Flu', 0)")
+    shown = con.execute("SELECT zip_code, age, COUNT(*) FROM live_rel WHERE zip_code IS NULL GROUP BY ALL").fetchall()
+    con.close()
+    assert shown == [(None, "<30", 2)]
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "p.yaml"), "--table", "live_rel", "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    # 12 + 2 rows shown; the 6 classes of the release plus the class of unknown zips
+    assert (got["rows"], got["classes"], got["failing_classes"], got["satisfied"]) == (14, 7, 0, True)
+    assert got["achieved"]["k"] == 2
+    assert (got["view"]["source_rows"], got["view"]["view_rows"], got["view"]["unknown_rows"]) == (15, 14, 3)
+    # a class of one unknown zip, were the view to show it, fails the check: the unknowns are counted, not waved through
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE other AS SELECT * FROM live_rel UNION ALL SELECT NULL, '>=40', '*', 'Flu', 0")
+    con.close()
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump({**pol, "release": {"name": "other", "materialize": "view"}},
+                                                    sort_keys=False))
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "q.yaml"), "--table", "other", "--json"])
+    assert r.exit_code == 3 and json.loads(r.output)["failing_classes"] == 1
+
+
+def test_typed_mapping_join_matches_exactly_what_the_text_join_matches(tmp_path):
+    """An integer quasi-identifier joins the mapping values cast to its type, keeping only values that are
+    their own canonical text: a hierarchy spelling '013053' or '021' beside '13053' / '21' neither
+    duplicates a row nor gives a source value a generalization the text join (CAST(value AS VARCHAR))
+    would not."""
+    zips = (HOSPITAL / "hierarchies" / "zip_code.csv").read_text()
+    ages = (HOSPITAL / "hierarchies" / "age.csv").read_text()
+    # the non-canonical spellings map to other labels: a row picking them up would show a wrong class
+    (tmp_path / "zip.csv").write_text(zips.rstrip("\n") + "\n013053,999**,*\n")
+    (tmp_path / "age.csv").write_text(ages.rstrip("\n") + "\n021,>=40,*\n")
+    db = str(tmp_path / "t.duckdb")
+    con = duckdb.connect(db)
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.close()
+    pol = policy({"database": db, "table": "live"}, {"k": 2})
+    pol["quasi_identifiers"]["zip_code"] = {"hierarchy": str(tmp_path / "zip.csv")}
+    pol["quasi_identifiers"]["age"] = {"hierarchy": str(tmp_path / "age.csv")}
+    with Anonymization(pol, db=db) as run:
+        run.search()
+        run.choose()
+        run.materialize()
+        levels = dict(run.chosen.levels)
+    con = duckdb.connect(db)
+    try:
+        sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'live_rel'").fetchone()[0]
+        assert "TRY_CAST" in sql                         # the typed join is the one under test
+        for change, _ in [("SELECT 1", "as released")] + CHANGES:
+            con.execute(change.format(t="live"))
+            assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
+                                     levels, {"k": 2})
     finally:
         con.close()

@@ -213,13 +213,14 @@ def check(policy, db, node, table, as_json):
     """The privacy an existing table, or one node, achieves; exit 0 if it satisfies the policy, 3 if not."""
     from ..anonymizer import Anonymization
     from ..errors import PolicyError
-    from ..policy import load_policy, source_with_table
+    from ..policy import load_policy
+    from ..script import check_source
     pol = load_policy(policy)
     if table is not None:
         if node is not None:
             raise PolicyError("--node", "give --node or --table, not both")
         raw = dict(pol.raw)
-        raw["source"] = source_with_table(pol.raw.get("source"), table)   # same engine and connection
+        raw["source"] = check_source(pol, table)     # same engine and connection; a view release's NULLs at '*'
         if pol.source.kind == "table" and pol.source.database is not None and db is None:
             db = str(pol.source.database)
         raw["quasi_identifiers"] = {q: {"hierarchy": "suppress"} for q in pol.quasi_identifiers}
@@ -295,7 +296,8 @@ def _label(run, qi: str, level: int, code: int) -> str:
 
 @main.command()
 @click.argument("policy", type=click.Path(dir_okay=False))
-@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True)
+@click.option("--dialect", type=click.Choice(DIALECTS), default=None,
+              help="Default: duckdb; for a view release, the policy's engine.")
 @click.option("--db", type=click.Path(dir_okay=False), default=None)
 @click.option("--source", "source_table", default=None,
               help="Table the script reads (default: the policy's source table).")
@@ -307,12 +309,18 @@ def _label(run, qi: str, level: int, code: int) -> str:
 def sql(policy, dialect, db, source_table, steps, quiet):
     """A script for a POLICY (searched now) or a release MANIFEST (.json: its recorded node, no search),
     transpiled by sqlglot: one self-contained SELECT whose rows are the release, runnable as it is on a
-    database holding only the source table (mapping tables inline as VALUES)."""
-    from ..script import release_script
+    database holding only the source table (mapping tables inline as VALUES). For a view release
+    (release.materialize: view) the CREATE VIEW of the self-enforcing view the release creates."""
+    from ..script import release_script, view_script
     from ..sqlgen import policy_sql
 
     with _chosen(policy, db, quiet) as run:
-        click.echo(policy_sql(run, dialect) if steps else release_script(run, dialect, source=source_table))
+        if steps:
+            click.echo(policy_sql(run, dialect or "duckdb"))
+        elif run.policy.release.materialize == "view":
+            click.echo(view_script(run, dialect, source=source_table))
+        else:
+            click.echo(release_script(run, dialect or "duckdb", source=source_table))
 
 
 def _chosen(policy: str, db, quiet: bool):
