@@ -73,8 +73,8 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     levels = result.levels
     block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
     sens_cols = [s.col for s in fs.sensitives]
-    suppressed = fs.create_suppressed_table(result)
-    kept_cells_xlogx, = fs.backend.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+    suppressed = fs.create_suppressed_table(result, beside_counts=True)
+    kept_cells_xlogx, = fs.counts.fetchone("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
                                             sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
     # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
@@ -84,7 +84,7 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     total = fs.cells_xlogx() + float((result.counts.sizes[keep] * log_area).sum()) - float(kept_cells_xlogx or 0.0)
     if suppressed:
         # suppressed rows form one generalized block at the root of every hierarchy
-        rows = fs.backend.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table, suppressed=suppressed,
+        rows = fs.counts.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table, suppressed=suppressed,
                                    suppressed_cols=block_cols, sens_cols=sens_cols, entity=fs.entity)
         root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
         total += result.suppressed_rows * np.log(root_area) - _xlogx(np.array([n for (n,) in rows]))
