@@ -135,7 +135,8 @@ def _check_master_reachable(master: str) -> None:
                 return
         except (OSError, ValueError) as e:
             errors.append(f"{hostport}: {getattr(e, 'strerror', None) or e}")
-    raise DataError(f"cannot reach the Spark master {master}: {'; '.join(errors)}")
+    raise DataError(f"cannot reach the Spark master {master} (source.master): {'; '.join(errors)}; start the master "
+                    "and its workers, or fix source.master (local[2] runs Spark inside this process)")
 
 
 def build_session(master: str | None = None, conf: dict | None = None, app_name: str = "sqlanon"):
