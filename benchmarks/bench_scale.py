@@ -216,7 +216,7 @@ def main():
 def _commit(checkout: str) -> str:
     try:
         return subprocess.run(["git", "-C", checkout, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              timeout=30).stdout.strip() or checkout
+                              timeout=30, check=False).stdout.strip() or checkout
     except (OSError, subprocess.SubprocessError):
         return checkout
 

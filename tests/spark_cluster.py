@@ -68,16 +68,13 @@ class SparkCluster:
         return f"spark://127.0.0.1:{self.port}"
 
     def _launch(self, name: str, args: list[str]) -> None:
-        log = open(self.dir / f"{name}.log", "wb")
-        try:
+        with open(self.dir / f"{name}.log", "wb") as log:
             proc = subprocess.Popen([str(self.home / "bin" / "spark-class"), *args], stdout=log,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env,
                                     start_new_session=True)     # its own process group: stop() ends all of it
-        finally:
-            log.close()
         self.procs.append(proc)
 
-    def start(self) -> "SparkCluster":
+    def start(self) -> SparkCluster:
         try:
             self._launch("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                     "--port", str(self.port), "--webui-port", str(self.ui_port)])

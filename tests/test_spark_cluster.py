@@ -85,7 +85,7 @@ def _spark_source(cluster, warehouse: Path, **src) -> dict:
                      "spark.pyspark.python": sys.executable}}
 
 
-def test_adult_and_hospital_on_a_standalone_cluster_equal_duckdb(spark_cluster, tmp_path):
+def test_adult_and_hospital_on_a_standalone_cluster_equal_duckdb(spark_cluster, tmp_path):  # noqa: F811
     cluster = spark_cluster
     hospital_parquet = tmp_path / "hospital.parquet"
     duckdb.connect().execute("COPY (SELECT * FROM read_csv(?)) TO '" + str(hospital_parquet) + "' (FORMAT parquet)",

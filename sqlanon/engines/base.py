@@ -203,7 +203,7 @@ class Backend:
     def transaction(self):
         return contextlib.nullcontext(self)
 
-    def local_counts(self, cells: int) -> "Backend | None":
+    def local_counts(self, cells: int) -> Backend | None:
         """An in-process database to copy a frequency set of `cells` rows into and run the lattice search's
         count queries on, or None to run them here (what every engine but Spark does)."""
         return None
