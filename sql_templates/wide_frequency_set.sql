@@ -1,6 +1,7 @@
 {# The wide frequency set: the bottom one with every level's code joined on (q{i}_{j} = attribute i
-   at level j), so that any lattice node is one GROUP BY over it, without joins. #}
-CREATE OR REPLACE TEMPORARY TABLE {{ wide | ident }} AS
+   at level j), so that any lattice node is one GROUP BY over it, without joins. With `view`, a view
+   computed when read (Spark, when the search counts on a copy of the frequency set in the driver). #}
+CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS
 SELECT
 {% for q in qis %}
 {% set i = loop.index0 %}

@@ -189,6 +189,9 @@ class FrequencySet:
         self._bottom_rows: int | None = None
         self._counts_source: Any = None     # rollup.counts_source caches its answer here
         self.rollup = True          # roll node counts up in memory when the frequency set is small
+        # where the count queries run: the engine itself, or its in-process copy of the frequency sets
+        # (`Backend.local_counts`: Spark copies a small one to the driver once)
+        self.counts: Backend = backend
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
 
     # -- building --------------------------------------------------------------------------
@@ -237,6 +240,9 @@ class FrequencySet:
         return self
 
     def _create_map(self, qi: QuasiIdentifier) -> None:
+        self.backend.create_table_from_frame(qi.map_table, self._map_frame(qi))
+
+    def _map_frame(self, qi: QuasiIdentifier) -> dict[str, np.ndarray]:
         t = qi.hierarchy
         codes, leaves = t.codes(), t.leaf_counts()
         data = {"value": t.values}
@@ -246,7 +252,7 @@ class FrequencySet:
             data[f"c{j}"] = codes[j].astype(np.int32)
         for j in range(t.height + 1):
             data[f"n{j}"] = leaves[j].astype(np.int64)
-        self.backend.create_table_from_frame(qi.map_table, columns_frame(data))
+        return columns_frame(data)
 
     def _check_covered(self, qis: list[QuasiIdentifier]) -> None:
         """Every value of these columns is in its mapping table (one statement for all of them)."""
@@ -285,6 +291,7 @@ class FrequencySet:
 
     def _create_frequency_sets(self) -> None:
         self.backend.execute("frequency_set.sql", **self._fs_context())
+        self.counts = self._local_copy() or self.backend
 
     def _fs_context(self) -> dict:
         return dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table,
@@ -293,29 +300,49 @@ class FrequencySet:
     @property
     def wide_table(self) -> str:
         """The wide frequency set (every level's code joined onto the bottom one), built on first use: a
-        search rolled up in memory (`sqlanon.rollup`) may never need it."""
+        search rolled up in memory (`sqlanon.rollup`) may never need it. With a local copy of the counts
+        (`_local_copy`) the copy holds its own, built with it, and the engine's is a view, computed only if
+        a command reads it there (marginals, k-map)."""
         if not self._wide_built:
-            self.backend.execute("wide_frequency_set.sql", **self._fs_context())
+            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=self.counts is not self.backend)
             self._wide_built = True
         return self.wide_name
+
+    def _local_copy(self) -> Backend | None:
+        """The engine's in-process database for the count queries (`Backend.local_counts`), filled once: the
+        bottom frequency set fetched from the engine (an aggregate: one row per cell, not per source row), the
+        mapping tables' codes, and the wide frequency set built from them by the same template. None when
+        the engine keeps the counts itself (DuckDB, PostgreSQL; Spark past its cell limit; an entity key)."""
+        if self.entity:
+            return None
+        local = self.backend.local_counts(self.bottom_rows)
+        if local is None:
+            return None
+        local.create_table_from_frame(self.fs_table, self.fetch_bottom())
+        for qi in self.qis:
+            local.create_table_from_frame(qi.map_table, self._map_frame(qi))
+        local.execute("wide_frequency_set.sql", qis=self.qis, sensitives=self.sensitives, fs=self.fs_table,
+                      wide=self.wide_name, entity=None)
+        return local
 
     # -- querying ---------------------------------------------------------------------------
     def sensitive_totals(self) -> dict[str, np.ndarray]:
         """The whole table's count of each sensitive value (the distribution Q of t-closeness)."""
         out = {}
         for s in self.sensitives:
-            rows = self.backend.fetchall("sensitive_totals.sql", table=self.fs_table, col=s.col, entity=self.entity)
+            rows = self.counts.fetchall("sensitive_totals.sql", table=self.fs_table, col=s.col, entity=self.entity)
             totals = np.zeros(s.domain.size, dtype=np.int64)
             for code, n in rows:
                 totals[code] = n
             out[s.name] = totals
         return out
 
-    def create_suppressed_table(self, result, name: str | None = None, temp: bool = True) -> str | None:
+    def create_suppressed_table(self, result, name: str | None = None, temp: bool = True,
+                                beside_counts: bool = False) -> str | None:
         """The codes of the blocks a node result suppresses, as a small table for SQL (anti-)joins.
 
         Columns are the wide frequency set's code columns at the node's levels; None when nothing is
-        suppressed.
+        suppressed. In the engine (for the release), or with `beside_counts` where the count queries run.
         """
         if not result.suppressed_rows:
             return None
@@ -323,7 +350,7 @@ class FrequencySet:
         cols = [self.qi(a).col(lvl) for a, lvl in result.levels.items()]
         codes = result.counts.block_codes[~result.ok]
         frame = columns_frame({c: codes[:, i].astype(np.int64) for i, c in enumerate(cols)})
-        self.backend.create_table_from_frame(name, frame, temp=temp)
+        (self.counts if beside_counts else self.backend).create_table_from_frame(name, frame, temp=temp)
         return name
 
     def cells_xlogx(self) -> float:
@@ -332,7 +359,7 @@ class FrequencySet:
             n = self.rolled_up().bottom.n.astype(np.float64)     # the bottom frequency set's cells, in memory
             self._cells_xlogx = float((n * np.log(n)).sum())
         if self._cells_xlogx is None:
-            self._cells_xlogx = float(self.backend.fetchrow("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
+            self._cells_xlogx = float(self.counts.fetchrow("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
                                                             sensitives=self.sensitives, entity=self.entity)[0] or 0.0)
         return self._cells_xlogx
 
@@ -363,8 +390,10 @@ class FrequencySet:
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
-        data = self.backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table,
-                                       block_cols=block_cols + refine_cols, pivots=pivots, entity=self.entity)
+        # a population's table (k-map) is in the engine; the node's own counts wherever the frequency set is
+        backend = self.backend if source_table else self.counts
+        data = backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table,
+                                  block_cols=block_cols + refine_cols, pivots=pivots, entity=self.entity)
         key_cols = block_cols + refine_cols
         codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
                  if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))
@@ -387,7 +416,7 @@ class FrequencySet:
         distinct_cols = [self._sens(s).col for s in distinct]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
                          distinct_cols=distinct_cols, entity=self.entity) for i, levels in enumerate(nodes)]
-        data = self.backend.fetchnumpy_union("node_counts_branch.sql", branches)
+        data = self.counts.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")
         bounds = np.searchsorted(g[order], np.arange(len(nodes) + 1))
@@ -416,12 +445,12 @@ class FrequencySet:
     def bottom_rows(self) -> int:
         """Rows (cells) of the bottom frequency set."""
         if self._bottom_rows is None:
-            self._bottom_rows = int(self.backend.fetchrow("count_rows.sql", relation=self.fs_table)[0])
+            self._bottom_rows = int(self.counts.fetchrow("count_rows.sql", relation=self.fs_table)[0])
         return self._bottom_rows
 
     def fetch_bottom(self) -> dict[str, np.ndarray]:
         """The bottom frequency set's cells as numpy columns (q0.., s0.., cnt): an aggregate, for `rollup`."""
-        return self.backend.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
+        return self.counts.fetchnumpy("frequency_set_cells.sql", qis=self.qis, sensitives=self.sensitives,
                                        fs=self.fs_table)
 
     def rolled_up(self) -> Any:
@@ -459,7 +488,7 @@ class FrequencySet:
                          width=width, sens_col=sens.col if sens else None, entity=self.entity,
                          radix=(radices[i] + [m]) if packed else None)
                     for i, levels in enumerate(nodes)]
-        data = self.backend.fetchnumpy_union("node_sparse_branch.sql", branches,
+        data = self.counts.fetchnumpy_union("node_sparse_branch.sql", branches,
                                              order=["g", *keys] + (["v"] if sens and not packed else []))
         g = np.asarray(data["g"], dtype=np.int64)
         bounds = np.searchsorted(g, np.arange(len(nodes) + 1))

@@ -127,16 +127,16 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     else:
         block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
         sens_cols = [s.col for s in fs.sensitives]
-        suppressed = fs.create_suppressed_table(result)
-        kept_cells_xlogx, = fs.backend.fetchrow("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
-                                                sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
+        suppressed = fs.create_suppressed_table(result, beside_counts=True)
+        kept_cells_xlogx, = fs.counts.fetchrow("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+                                               sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
     # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     log_area = np.zeros(int(keep.sum()))
     for i, (name, lvl) in enumerate(levels.items()):
         log_area += fs.log_area(name, lvl)[result.counts.block_codes[keep, i]]
     total = fs.cells_xlogx() + float((result.counts.sizes[keep] * log_area).sum()) - float(kept_cells_xlogx or 0.0)
     if suppressed:
-        rows = fs.backend.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table, suppressed=suppressed,
+        rows = fs.counts.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table, suppressed=suppressed,
                                    suppressed_cols=block_cols, sens_cols=sens_cols, entity=fs.entity)
         suppressed_counts = np.array([n for (n,) in rows])
     if result.suppressed_rows:

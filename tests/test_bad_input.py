@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,9 @@ class Case:
     expect: str                      # a substring of the one error line
     args: list[str] = field(default_factory=lambda: ["anonymize", "p.yaml", "-q"])
     env: dict = field(default_factory=dict)
+    # an unreachable server must not hang the run: seconds it may take at most, generous (a busy machine)
+    # because what is checked is a behaviour, no retrying for minutes, not a speed
+    within_s: float | None = None
 
 
 def edit(**changes) -> Setup:
@@ -291,6 +295,20 @@ CASES = [
     Case("postgres-unreachable", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
          "cannot connect to PostgreSQL at 127.0.0.1:1/nodb as nobody",
          env={"SQLANON_TEST_BAD_DSN": "postgresql://nobody:pw@127.0.0.1:1/nodb?connect_timeout=2"}),
+    # unreachable servers: one line naming the setting, in bounded time (libpq's connect_timeout, 10 s when the
+    # connection string sets none; a socket check of the Spark master before any JVM starts)
+    Case("postgres-closed-port-default-timeout", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
+         "cannot connect to PostgreSQL at 127.0.0.1:1/nodb as nobody: connection failed",
+         env={"SQLANON_TEST_BAD_DSN": "postgresql://nobody:pw@127.0.0.1:1/nodb"}, within_s=60),
+    Case("postgres-unresolvable-host", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
+         "cannot connect to PostgreSQL at db.sqlanon.invalid:5432/nodb as nobody",
+         env={"SQLANON_TEST_BAD_DSN": "postgresql://nobody:pw@db.sqlanon.invalid/nodb"}, within_s=60),
+    Case("spark-master-closed-port", source(engine="spark", master="spark://127.0.0.1:1", table="hospital"),
+         "cannot reach the Spark master spark://127.0.0.1:1 (source.master): 127.0.0.1:1: Connection refused; "
+         "start the master", within_s=60),
+    Case("spark-master-unresolvable-host", source(engine="spark", master="spark://master.sqlanon.invalid:7077",
+                                                  table="hospital"),
+         "cannot reach the Spark master spark://master.sqlanon.invalid:7077 (source.master)", within_s=60),
     Case("postgres-dsn-garbage", source(engine="postgres", dsn_env="SQLANON_TEST_BAD_DSN", table="t"),
          "does not hold a valid PostgreSQL connection string", env={"SQLANON_TEST_BAD_DSN": "not a dsn"}),
     Case("postgres-table-four-parts", source(engine="postgres", dsn_env="X", table="a.b.c.d"), "at most 3"),
@@ -500,7 +518,10 @@ def test_bad_input(case: Case, template, tmp_path, monkeypatch):
     monkeypatch.delenv("SQLANON_TEST_UNSET_DSN", raising=False)
     for k, v in case.env.items():
         monkeypatch.setenv(k, v)
+    started = time.monotonic()
     result = CliRunner().invoke(main, case.args)
+    if case.within_s is not None:
+        assert time.monotonic() - started < case.within_s, "an unreachable server must fail fast, not hang"
     assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == 2, (result.exit_code, result.stderr)
     _assert_one_line(result.stderr, case.expect, result.output)
@@ -511,7 +532,7 @@ def test_bad_input(case: Case, template, tmp_path, monkeypatch):
 
 # the issue's own reports, as real processes: what a user sees on a terminal
 SUBPROCESS = ["query-two-statements", "hierarchy-dev-zero", "duplicate-l-diversity", "hierarchy-latin1",
-              "policy-bad-yaml", "data-null-qi"]
+              "policy-bad-yaml", "data-null-qi", "spark-master-closed-port"]
 
 
 @pytest.mark.parametrize("case_id", SUBPROCESS)

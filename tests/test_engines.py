@@ -299,6 +299,25 @@ def test_hospital_spark_equals_duckdb(spark, duckdb_hospital, tmp_path):
     assert spark.catalog.getTable("hospital_rel").tableType == "VIEW"
 
 
+@pytest.mark.parametrize("limit", [None, "0"], ids=["counts-on-a-driver-copy", "counts-on-spark"])
+def test_spark_counts_on_the_driver_or_on_spark_equal_duckdb(spark, duckdb_hospital, tmp_path, limit):
+    """A small frequency set is copied once to an in-process DuckDB database for the search and the metrics
+    (`SparkBackend.local_counts`); with `spark.sqlanon.localCountsMaxCells` 0 every count query runs on Spark.
+    Both give DuckDB's nodes, metrics and rows, suppression and entropy l-diversity included."""
+    from sqlanon.engines.spark import LOCAL_COUNTS_SETTING
+    if limit is not None:
+        spark.conf.set(LOCAL_COUNTS_SETTING, limit)
+    try:
+        for case in ("k=5 with suppression", "entropy 2-diverse"):
+            policy = _hospital_policy("spark", HOSPITAL_CASES[case])
+            with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+                assert run.fs.counts.engine == ("duckdb" if limit is None else "spark")
+                assert run.backend.engine == "spark"
+            _assert_same(_outcome(policy, tmp_path), duckdb_hospital[case])
+    finally:
+        spark.conf.unset(LOCAL_COUNTS_SETTING)
+
+
 ADULT_PRIVACY = {"k": 6, "max_suppression": 0.02}
 
 

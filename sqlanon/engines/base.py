@@ -14,6 +14,7 @@ A subclass supplies the few operations that differ between engines:
 - `columns`, `relation_kind`: the catalog;
 - `transaction`: an atomic group of statements (a real transaction where the engine has one);
 - `export`: write a relation to a Parquet or CSV file;
+- `local_counts`: optionally, an in-process database for the search's count queries (Spark);
 - `close`.
 """
 from __future__ import annotations
@@ -209,6 +210,11 @@ class Backend:
 
     def transaction(self):
         return contextlib.nullcontext(self)
+
+    def local_counts(self, cells: int) -> Backend | None:
+        """An in-process database to copy a frequency set of `cells` rows into and run the lattice search's
+        count queries on, or None to run them here (what every engine but Spark does)."""
+        return None
 
     def export(self, relation: str, path: Path, fmt: str) -> None:
         raise NotImplementedError

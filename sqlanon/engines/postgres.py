@@ -114,7 +114,9 @@ class PostgresBackend(Backend):
             con = psycopg.connect(dsn, autocommit=True, connect_timeout=int(info.get("connect_timeout") or 10),
                                   application_name="sqlanon", **kwargs)
         except psycopg.Error as e:
-            raise DataError(f"cannot connect to PostgreSQL at {where}: {_first_line(e, secrets)}") from None
+            raise DataError(f"cannot connect to PostgreSQL at {where}: {_first_line(e, secrets)}; check that the "
+                            f"server runs and accepts connections there, or fix the connection string in "
+                            f"{source.dsn_env} (source.dsn_env)") from None
         backend = cls(con, owned=True, where=where, secrets=secrets)
         try:
             for name, value in (source.settings or {}).items():

@@ -5,7 +5,10 @@
 same as for DuckDB, transpiled by sqlglot; what Spark lacks is rewritten (`sqlanon.engines.dialects`):
 
 - no temporary tables: work tables (mapping tables, frequency sets) are cached temporary views,
-  computed once (`CACHE TABLE ... AS SELECT`, or a DataFrame from pandas, cached);
+  computed once (`CACHE TABLE ... AS SELECT`, or a DataFrame from pandas, cached when first read);
+- the lattice search's count queries, hundreds of GROUP BYs over one aggregate, run on a copy of the
+  bottom frequency set in an in-process DuckDB database when it has at most `LOCAL_COUNTS_MAX_CELLS`
+  cells (`local_counts`): Spark builds it from the source in one job and hands it over once (Arrow);
 - no REPLACE TABLE AS SELECT in the session catalog: DROP TABLE IF EXISTS, then CREATE TABLE ... USING
   PARQUET AS SELECT;
 - no transactions: a release table is written under a temporary name and renamed over the old one
@@ -36,6 +39,17 @@ from ..errors import DataError, PolicyError
 from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns, source_select
 
 DEFAULT_MASTER = "local[*]"
+
+# The largest bottom frequency set (cells, i.e. rows of the aggregate) copied to the driver for the lattice
+# search. Spark pays a fixed cost per statement (planning, code generation, scheduling: 0.2 to 1 s) and
+# scans the whole cached frequency set for every lattice node; the search asks hundreds of such questions of
+# one aggregate. Below this many cells (about 40 bytes each, on the driver) the aggregate is fetched once
+# (Arrow) into an in-process DuckDB database and every count query of the search and the metrics runs there;
+# the source, the frequency set itself and the release stay on Spark. Larger ones stay on Spark, one
+# statement per batch of nodes. Setting `spark.sqlanon.localCountsMaxCells` (source.conf) overrides it;
+# 0 keeps every query on Spark.
+LOCAL_COUNTS_MAX_CELLS = 20_000_000
+LOCAL_COUNTS_SETTING = "spark.sqlanon.localCountsMaxCells"
 
 # log4j 2 settings for a session sqlanon starts: Spark's own messages off the terminal (sqlanon reports
 # a failed statement itself, as one line)
@@ -122,7 +136,8 @@ def _check_master_reachable(master: str) -> None:
                 return
         except (OSError, ValueError) as e:
             errors.append(f"{hostport}: {getattr(e, 'strerror', None) or e}")
-    raise DataError(f"cannot reach the Spark master {master}: {'; '.join(errors)}")
+    raise DataError(f"cannot reach the Spark master {master} (source.master): {'; '.join(errors)}; start the master "
+                    "and its workers, or fix source.master (local[2] runs Spark inside this process)")
 
 
 def build_session(master: str | None = None, conf: dict | None = None, app_name: str = "sqlanon"):
@@ -224,6 +239,7 @@ class SparkBackend(Backend):
         self.owned = owned
         self._errors = _errors()
         self._frames: dict[str, Any] = {}     # temporary views made from pandas frames (cached DataFrames)
+        self._local: list[Backend] = []          # in-process copies of frequency sets (`local_counts`)
 
     @classmethod
     def open(cls, source) -> SparkBackend:
@@ -259,8 +275,8 @@ class SparkBackend(Backend):
             df = self.spark.createDataFrame(frame, schema=schema)
             if temp:
                 self._drop_temp(name)
+                # cached when first read (no job of its own: the statement that reads it fills the cache)
                 df = df.cache()
-                df.count()
                 df.createOrReplaceTempView(name)
                 self._frames[name] = df
                 return
@@ -331,6 +347,20 @@ class SparkBackend(Backend):
     def transaction(self):
         return _DropOnFailure(self)
 
+    def local_counts(self, cells: int) -> Backend | None:
+        """An in-memory DuckDB database for a frequency set of at most `LOCAL_COUNTS_MAX_CELLS` cells (see
+        there), closed with this backend; None for a larger one."""
+        try:
+            limit = int(self.spark.conf.get(LOCAL_COUNTS_SETTING, str(LOCAL_COUNTS_MAX_CELLS)))
+        except ValueError:
+            raise PolicyError(f"source.conf.{LOCAL_COUNTS_SETTING}", "must be a whole number of cells") from None
+        if cells > limit:
+            return None
+        from .duckdb import MEMORY, connect
+        local = connect(MEMORY)
+        self._local.append(local)
+        return local
+
     def _tables(self) -> set[str]:
         """Every persistent table of every database, as database.table (a release may go into any)."""
         return {templates.join_name([db.name, t.name]) for db in self.spark.catalog.listDatabases()
@@ -384,6 +414,9 @@ class SparkBackend(Backend):
             shutil.rmtree(staging, ignore_errors=True)
 
     def close(self) -> None:
+        for local in self._local:
+            local.close()
+        self._local.clear()
         try:
             for t in self.spark.catalog.listTables():
                 if t.isTemporary and t.name.startswith("__sqlanon"):
