@@ -45,6 +45,9 @@ class Source:
     settings: dict = field(default_factory=dict)   # postgres: session settings (set_config)
     master: str | None = None         # spark: master URL (local[2], spark://host:7077, yarn, ...)
     conf: dict = field(default_factory=dict)       # spark: session configuration
+    memory_limit: str | None = None   # duckdb: memory_limit (past it DuckDB spills to temp_directory)
+    temp_directory: Path | None = None  # duckdb: where it spills
+    threads: int | None = None        # duckdb: threads
 
     @property
     def label(self) -> str:
@@ -163,7 +166,7 @@ def _path(value, base_dir: Path, fieldname: str) -> Path:
 
 ENGINES = ("duckdb", "postgres", "spark")
 SOURCE_KEYS = {
-    "duckdb": ("engine", "database", "table", "csv", "parquet", "query"),
+    "duckdb": ("engine", "database", "table", "csv", "parquet", "query", "memory_limit", "temp_directory", "threads"),
     "postgres": ("engine", "dsn_env", "password_env", "settings", "table", "query"),
     "spark": ("engine", "master", "conf", "table", "parquet", "csv", "query"),
 }
@@ -196,6 +199,25 @@ def _scalars(value, fieldname: str, env_values: bool = False) -> dict:
             raise PolicyError(f"{fieldname}.{k}", "looks like a secret, and the policy is copied into the manifest: "
                               "give {env: VARIABLE} and put the value in that environment variable")
     return dict(value)
+
+
+def _duckdb_settings(raw: dict, base_dir: Path) -> dict:
+    """memory_limit, temp_directory and threads of a DuckDB source, checked (their shape by
+    `policy_model.DuckDBSource`; here what the shape cannot say: the folder is not a file)."""
+    out: dict = {}
+    for key in ("memory_limit", "temp_directory", "threads"):
+        if raw.get(key) is not None:
+            out[key] = policy_model.validate(policy_model.DuckDBSource, {key: raw[key]}, "source")
+            out[key] = getattr(out[key], key)
+    if "temp_directory" in out:
+        folder = _path(out["temp_directory"], base_dir, "source.temp_directory")
+        if folder.exists() and not folder.is_dir():
+            raise PolicyError("source.temp_directory", f"{folder} exists and is not a folder; give a folder where "
+                              "DuckDB may write its spill files")
+        out["temp_directory"] = folder
+    if "memory_limit" in out:
+        out["memory_limit"] = out["memory_limit"].strip()
+    return out
 
 
 def _parse_source(raw, base_dir: Path) -> Source:
@@ -246,6 +268,8 @@ def _parse_source(raw, base_dir: Path) -> Source:
         if raw.get("password_env") is not None:
             extra["password_env"] = _env_name(raw["password_env"], "source.password_env")
         extra["settings"] = _scalars(raw.get("settings"), "source.settings")
+    elif engine == "duckdb":
+        extra.update(_duckdb_settings(raw, base_dir))
     elif engine == "spark":
         master = raw.get("master")
         if master is not None and (not isinstance(master, str) or not master.strip()):
@@ -280,7 +304,8 @@ def source_with_table(raw_source: dict | None, table: str) -> dict:
     """A policy's raw `source` pointed at another table of the same engine and connection (for `check
     --table` and `apply`): the connection keys are kept, the table / file / query keys replaced."""
     raw_source = dict(raw_source or {})
-    keep = {"engine", "dsn_env", "password_env", "settings", "master", "conf"}
+    keep = {"engine", "dsn_env", "password_env", "settings", "master", "conf", "memory_limit", "temp_directory",
+            "threads"}
     out = {k: v for k, v in raw_source.items() if k in keep}
     out["table"] = table        # DuckDB: a table of the database given by --db (or the default one)
     return out
