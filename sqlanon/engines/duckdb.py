@@ -270,6 +270,8 @@ def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
     created = not in_memory and not read_only and not Path(db).exists()
     try:
         con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
+        # no progress bar: DuckDB would draw its own on stderr for every long query, even under -q
+        con.execute("SET enable_progress_bar = false")
     except duckdb.Error as e:
         raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
     return DuckDBBackend(con, None if in_memory else Path(db), created=created)
