@@ -232,14 +232,19 @@ def render(runs: dict, loads: list[float], profiles: dict, args, versions: list[
                       f"{p['result']['minimal']} minimal nodes, chosen {p['result']['chosen']}, "
                       f"{p['result']['released']:,} rows released", "",
                       "| statement (template) | runs | seconds | share of the total |", "| - | - | - | - |"]
-            stmts = sorted(p["statements"].items(), key=lambda kv: -kv[1][1])
-            shown, rest = stmts[:8], stmts[8:]
-            for name, (n, s) in shown:
-                lines.append(f"| {name} | {n} | {s:.2f} | {100 * s / ph['total']:.0f} % |")
-            if rest:
-                lines.append(f"| {len(rest)} other templates | {sum(n for _, (n, _) in rest)} | "
-                             f"{sum(s for _, (_, s) in rest):.2f} | |")
-            lines.append("")
+            lines += statement_rows(p["statements"], ph["total"], top=8, digits=2) + [""]
+    return lines
+
+
+def statement_rows(per: dict, total: float, top: int, digits: int) -> list[str]:
+    """Markdown rows `| template | runs | seconds | share |` of the `top` costliest templates (per: template ->
+    [runs, seconds]), the others summed on one row."""
+    items = sorted(per.items(), key=lambda kv: -kv[1][1])
+    lines = [f"| {name} | {n} | {s:.{digits}f} | {100 * s / total:.0f} % |" for name, (n, s) in items[:top]]
+    rest = items[top:]
+    if rest:
+        lines.append(f"| {len(rest)} other templates | {sum(n for _, (n, _) in rest)} | "
+                     f"{sum(s for _, (_, s) in rest):.{digits}f} | |")
     return lines
 
 

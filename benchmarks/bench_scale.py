@@ -106,10 +106,9 @@ def _tree_rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def measure(args: list[str]) -> dict:
-    """Run one worker process; its JSON result plus the sampled peak memory of its process tree."""
-    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
+def watch_peak_rss(proc: subprocess.Popen) -> tuple[threading.Thread, list[float]]:
+    """A started thread sampling the process tree's resident memory every 50 ms until `proc` ends, and the
+    one-item list holding the peak (MB)."""
     peak = [0.0]
 
     def sample():
@@ -119,6 +118,14 @@ def measure(args: list[str]) -> dict:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    return sampler, peak
+
+
+def measure(args: list[str]) -> dict:
+    """Run one worker process; its JSON result plus the sampled peak memory of its process tree."""
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    sampler, peak = watch_peak_rss(proc)
     out, err = proc.communicate()
     sampler.join()
     if proc.returncode != 0:
