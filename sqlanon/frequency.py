@@ -235,7 +235,9 @@ class FrequencySet:
         for i, (name, spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, spec, columns[name], values_of[name]))
         self._create_frequency_sets(staged)
-        b.execute("drop_relation.sql", name=staged, kind="TABLE")     # its rows are in the frequency set now
+        if b.engine != "spark":
+            # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
+            b.execute("drop_relation.sql", name=staged, kind="TABLE")
         totals = self.sensitive_totals()
         for s in self.sensitives:
             object.__setattr__(s.domain, "totals", totals[s.name])
