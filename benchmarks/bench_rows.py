@@ -56,9 +56,10 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
         out[phase] = t
         print(json.dumps({**out, "spilled_mb": spilled[0] / 1e6}), flush=True)
 
+    from sqlanon.engines.duckdb import connect
     t0 = time.perf_counter()
-    run = Anonymization(policy, db=db)
-    con = run.backend.con
+    backend = connect(db)       # opened first so the watcher below sees the preparation spill too
+    con = backend.con
 
     def watch():          # the largest total of DuckDB's temporary files, from a second cursor
         cur = con.cursor()
@@ -71,6 +72,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
             time.sleep(0.5)
 
     threading.Thread(target=watch, daemon=True).start()
+    run = Anonymization(policy, connection=backend)
     out["rows"] = run.fs.rows
     report("prepare_s", time.perf_counter() - t0)
     t = time.perf_counter()
