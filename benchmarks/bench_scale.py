@@ -106,14 +106,9 @@ def _tree_rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def measure(args: list[str], code: str | None = None) -> dict:
-    """Run one worker process (with the sqlanon package of the checkout `code`, default this one); its JSON
-    result plus the sampled peak memory of its process tree."""
-    env = dict(os.environ)
-    if code:
-        env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, env=env)
+def watch_peak_rss(proc: subprocess.Popen) -> tuple[threading.Thread, list[float]]:
+    """A started thread sampling the process tree's resident memory every 50 ms until `proc` ends, and the
+    one-item list holding the peak (MB)."""
     peak = [0.0]
 
     def sample():
@@ -123,6 +118,18 @@ def measure(args: list[str], code: str | None = None) -> dict:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    return sampler, peak
+
+
+def measure(args: list[str], code: str | None = None) -> dict:
+    """Run one worker process (with the sqlanon package of the checkout `code`, default this one); its JSON
+    result plus the sampled peak memory of its process tree."""
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=env)
+    sampler, peak = watch_peak_rss(proc)
     out, err = proc.communicate()
     sampler.join()
     if proc.returncode != 0:

@@ -1,6 +1,8 @@
 {# The bottom frequency set: one scan of the source, grouped by the level-0 code of every
    quasi-identifier and the code of every sensitive value (TKDD Section 5); with an entity key, by
-   the person too. #}
+   the person too. With `weight`, the source is the staged table (`stage_source.sql`) and each of its
+   rows counts `weight` source rows. #}
+{% set weight = weight | default(none) %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
 {% for q in qis %}
@@ -12,7 +14,7 @@ SELECT
 {% if entity %}
     src.{{ entity | ident }} AS "e",
 {% endif %}
-    COUNT(*) AS "cnt"
+    {% if weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
 FROM {{ source | ident }} AS src
 {% for q in qis %}
 JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}

@@ -3,7 +3,10 @@
 1. Each quasi-identifier's hierarchy becomes a mapping table in the database, one row per base value:
    ``value`` (the base value as text), ``l0..lH`` (labels), ``c0..cH`` (integer codes per level) and
    ``n0..nH`` (how many base values the level's label covers, for the KL metric).
-2. The bottom frequency set is one GROUP BY over the source: level-0 codes of the quasi-identifiers,
+2. The source is read once (``stage_source.sql``): grouped by the raw values of the columns sqlanon
+   reads, with a row count. The profile (rows, NULLs), the distinct values the generated hierarchies
+   are built from, the hierarchy coverage check and the bottom frequency set all read that table.
+   The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
    the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
    ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
@@ -30,6 +33,7 @@ from .models.base import SensitiveDomain
 from .policy import Policy
 
 PREFIX = "__sqlanon"
+STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -207,7 +211,9 @@ class FrequencySet:
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
         checked = list(policy.quasi_identifiers) + list(policy.sensitive) + entity
-        profile = b.fetchrow("profile.sql", source=self.source, columns=checked, entity=policy.entity_key)
+        staged = self._stage(checked)
+        profile = b.fetchrow("profile.sql", source=staged, columns=checked, entity=policy.entity_key,
+                             weight=STAGE_WEIGHT)
         # with an entity key every count is of distinct persons (issue: a person's many rows are one)
         self.rows = int(profile[0])
         if self.rows == 0:
@@ -219,7 +225,7 @@ class FrequencySet:
                                 "fill them")
         # the values of every column whose hierarchy is built from the data, and of the sensitive columns: one scan
         generated = [n for n, spec in policy.quasi_identifiers.items() if spec_kind(spec, n) != "taxonomy"]
-        values_of = _distinct_values_many(b, self.source, generated + list(policy.sensitive))
+        values_of = _distinct_values_many(b, staged, generated + list(policy.sensitive))
         uncovered = []
         for i, (name, spec) in enumerate(policy.quasi_identifiers.items()):
             values = values_of.get(name)
@@ -230,10 +236,13 @@ class FrequencySet:
             if values is None or not set(values) <= set(table.values):
                 uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
-        self._check_covered(uncovered)
+        self._check_covered(uncovered, staged)
         for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
-        self._create_frequency_sets()
+        self._create_frequency_sets(staged)
+        if b.engine != "spark":
+            # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
+            b.execute("drop_relation.sql", name=staged, kind="TABLE")
         totals = self.sensitive_totals()
         for s in self.sensitives:
             object.__setattr__(s.domain, "totals", totals[s.name])
@@ -254,12 +263,22 @@ class FrequencySet:
             data[f"n{j}"] = leaves[j].astype(np.int64)
         return columns_frame(data)
 
-    def _check_covered(self, qis: list[QuasiIdentifier]) -> None:
+    def _stage(self, columns: list[str]) -> str:
+        """Read the source once: its rows grouped by the raw values of `columns`, with a row count
+        (`stage_source.sql`); the profile, the distinct values, the coverage check and the bottom frequency
+        set all read this table, so a CSV file is parsed (and its types sniffed) once, a Parquet file or a
+        query source read once, before the release. Returns the table's name."""
+        name = f"{self.prefix}_staged"
+        self.backend.execute("stage_source.sql", name=name, source=self.source, columns=list(dict.fromkeys(columns)),
+                             weight=STAGE_WEIGHT)
+        return name
+
+    def _check_covered(self, qis: list[QuasiIdentifier], source: str) -> None:
         """Every value of these columns is in its mapping table (one statement for all of them)."""
         if not qis:
             return
         checks = [{"column": q.name, "map_table": q.map_table} for q in qis]
-        missing = self.backend.fetchall("missing_values_many.sql", source=self.source, checks=checks)
+        missing = self.backend.fetchall("missing_values_many.sql", source=source, checks=checks)
         for pos, q in enumerate(qis):
             values = sorted(v for i, v in missing if i == pos)
             if values:
@@ -289,13 +308,13 @@ class FrequencySet:
         self.backend.create_table_from_frame(sens.map_table, frame)
         return sens
 
-    def _create_frequency_sets(self) -> None:
-        self.backend.execute("frequency_set.sql", **self._fs_context())
+    def _create_frequency_sets(self, staged: str) -> None:
+        self.backend.execute("frequency_set.sql", **self._fs_context(), source=staged, weight=STAGE_WEIGHT)
         self.counts = self._local_copy() or self.backend
 
     def _fs_context(self) -> dict:
-        return dict(source=self.source, qis=self.qis, sensitives=self.sensitives, fs=self.fs_table,
-                    wide=self.wide_name, entity=self.policy.entity_key)
+        return dict(qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_name,
+                    entity=self.policy.entity_key)
 
     @property
     def wide_table(self) -> str:

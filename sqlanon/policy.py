@@ -45,6 +45,9 @@ class Source:
     settings: dict = field(default_factory=dict)   # postgres: session settings (set_config)
     master: str | None = None         # spark: master URL (local[2], spark://host:7077, yarn, ...)
     conf: dict = field(default_factory=dict)       # spark: session configuration
+    memory_limit: str | None = None   # duckdb: memory_limit (past it DuckDB spills to temp_directory)
+    temp_directory: Path | None = None  # duckdb: where it spills
+    threads: int | None = None        # duckdb: threads
 
     @property
     def label(self) -> str:
@@ -155,6 +158,22 @@ def _path(value, base_dir: Path, fieldname: str) -> Path:
     return p if p.is_absolute() else (base_dir / p)
 
 
+def _duckdb_settings(m: Any, base_dir: Path) -> dict:
+    """memory_limit, temp_directory and threads of a DuckDB source (their shape validated by
+    `policy_model.DuckDBSource`; here what the shape cannot say: the folder is not a file)."""
+    out: dict = {key: getattr(m, key) for key in ("memory_limit", "temp_directory", "threads")
+                 if getattr(m, key) is not None}
+    if "temp_directory" in out:
+        folder = _path(out["temp_directory"], base_dir, "source.temp_directory")
+        if folder.exists() and not folder.is_dir():
+            raise PolicyError("source.temp_directory", f"{folder} exists and is not a folder; give a folder where "
+                              "DuckDB may write its spill files")
+        out["temp_directory"] = folder
+    if "memory_limit" in out:
+        out["memory_limit"] = out["memory_limit"].strip()
+    return out
+
+
 def _source(m: Any, raw: dict, base_dir: Path) -> Source:
     """The validated source model (`policy_model.DuckDBSource` / `PostgresSource` / `SparkSource`: keys,
     types, one table / file / query) completed with what needs the files and the engine: relation names,
@@ -174,6 +193,8 @@ def _source(m: Any, raw: dict, base_dir: Path) -> Source:
     extra: dict[str, Any] = {"engine": engine}
     if engine == "postgres":
         extra.update(dsn_env=m.dsn_env, password_env=m.password_env, settings=dict(raw.get("settings") or {}))
+    elif engine == "duckdb":
+        extra.update(_duckdb_settings(m, base_dir))
     elif engine == "spark":
         extra.update(master=m.master, conf=dict(raw.get("conf") or {}))   # {env: VARIABLE} kept as written
     if m.query is not None:
@@ -197,7 +218,8 @@ def source_with_table(raw_source: dict | None, table: str) -> dict:
     """A policy's raw `source` pointed at another table of the same engine and connection (for `check
     --table` and `apply`): the connection keys are kept, the table / file / query keys replaced."""
     raw_source = dict(raw_source or {})
-    keep = {"engine", "dsn_env", "password_env", "settings", "master", "conf"}
+    keep = {"engine", "dsn_env", "password_env", "settings", "master", "conf", "memory_limit", "temp_directory",
+            "threads"}
     out = {k: v for k, v in raw_source.items() if k in keep}
     out["table"] = table        # DuckDB: a table of the database given by --db (or the default one)
     return out

@@ -70,6 +70,9 @@ PositiveInteger = Annotated[StrictInt, Field(ge=1), BeforeValidator(_whole)]   #
 Name = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 Key = Annotated[StrictStr, Field(min_length=1)]        # a column as a mapping's key (additionalProperties)
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+# DuckDB's memory_limit: a size with a unit, or a percentage of the machine's memory
+MEMORY_PATTERN = r"^\s*[0-9]+(\.[0-9]+)?\s*([KMGT]i?B|[kmgt]i?b|%)\s*$"
+MemorySize = Annotated[StrictStr, Field(pattern=MEMORY_PATTERN)]
 Scalar = StrictStr | StrictInt | StrictFloat | Annotated[bool, Field(strict=True)]
 
 
@@ -112,6 +115,16 @@ class DuckDBSource(Strict):
                                 examples=["adult.parquet"])
     query: Name | None = Field(None, description="One SELECT whose rows are anonymized.",
                                examples=["SELECT * FROM adult WHERE age >= 18"])
+    memory_limit: MemorySize | None = Field(
+        None, description="Memory DuckDB may use (its memory_limit): a size (KB, MB, GB, TB; KiB, MiB, GiB, TiB) or a "
+        "percentage of the machine's memory. Past it DuckDB writes intermediate results to temp_directory "
+        "instead of failing (default: DuckDB's, 80% of the memory).", examples=["4GB", "50%"])
+    temp_directory: Name | None = Field(
+        None, description="Folder where DuckDB spills what does not fit in memory_limit, relative to the "
+        "policy's folder; created when missing (default: DuckDB's, `<database>.tmp` beside a database file, "
+        "none for an in-memory database).", examples=["/tmp/sqlanon-spill", "spill"])
+    threads: StrictInt | None = Field(None, ge=1, le=1024, description="Threads DuckDB may use (default: "
+                                      "one per core).", examples=[2])
 
     @model_validator(mode="after")
     def _reads_one_thing(self) -> DuckDBSource:
@@ -744,6 +757,8 @@ def _what(node: dict) -> str:
                   if key in node]
         return noun + (" " + " and ".join(bounds) if bounds else "")
     if kind == "string":
+        if node.get("pattern") == MEMORY_PATTERN:
+            return "a size such as 4GB or 512MiB, or a percentage of the memory such as 50%"
         if node.get("pattern", "\\S") != "\\S":
             return "a name of letters, digits and _ (an environment variable)"
         return "a non-empty text" if node.get("minLength") or "pattern" in node else "a text"

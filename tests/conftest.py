@@ -33,6 +33,7 @@ SLOW = {
     "tests/test_ownership.py::test_marginal_companions_follow_the_same_rule",  # 1.7 s
     "tests/test_attacks.py::test_adult_bottom_node_matches_pandas",  # 4.7 s
     "tests/test_bad_input.py::test_bad_input_subprocess",  # 22.9 s
+    "tests/test_sources.py::test_memory_limit_with_temp_directory_spills_and_completes",  # about 20 s
     "tests/test_bad_input.py::test_schema_qualified_names",  # 6.8 s
     "tests/test_checker.py::test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts",  # 1.8 s
     "tests/test_checker.py::test_min_block_size_is_a_necessary_condition",  # 4.2 s

@@ -68,7 +68,8 @@ def test_schema_is_draft_2020_12_and_names_every_top_level_key():
     assert set(defs["Privacy"]["properties"]) == {
         "k", "l_diversity", "t_closeness", "beta_likeness", "delta_disclosure", "average_risk",
         "records_at_risk", "k_map", "delta_presence", "max_suppression"}
-    assert set(defs["DuckDBSource"]["properties"]) == {"engine", "database", "table", "csv", "parquet", "query"}
+    assert set(defs["DuckDBSource"]["properties"]) == {"engine", "database", "table", "csv", "parquet", "query",
+                                                        "memory_limit", "temp_directory", "threads"}
     assert set(defs["PostgresSource"]["properties"]) == {"engine", "dsn_env", "password_env", "settings",
                                                          "table", "query"}
     assert set(defs["SparkSource"]["properties"]) == {"engine", "master", "conf", "table", "parquet", "csv",

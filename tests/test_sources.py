@@ -82,3 +82,58 @@ def test_view_release_of_a_file_source_is_refused(tmp_path):
     with Anonymization(pol, db=tmp_path / "o.duckdb") as run:
         with pytest.raises(PolicyError, match="materialize"):
             run.materialize()
+
+
+def _scans(log: list[str]) -> list[str]:
+    """The statements that read the source's rows (not its column list, LIMIT 0, nor the view's drop)."""
+    return [s for s in log if 'FROM "__sqlanon_source"' in s and not s.rstrip().endswith("LIMIT 0")]
+
+
+def test_source_is_read_once_before_the_release(tmp_path):
+    """A CSV source is scanned by one statement during the preparation (stage_source.sql: profile, distinct
+    values, coverage and the bottom frequency set read the staged table), and once more by the release."""
+    from sqlanon.engines.duckdb import connect
+    backend = connect()
+    backend.log = []
+    run = Anonymization(_policy({"csv": str(HOSPITAL / "hospital.csv")}, tmp_path), connection=backend)
+    reads = _scans(backend.log)
+    assert len(reads) == 1 and "GROUP BY" in reads[0]
+    assert run.fs.rows == 12
+    _release(run)
+    reads = _scans(backend.log)
+    assert len(reads) == 2 and reads[1].lstrip().upper().startswith("CREATE")
+    backend.close()
+
+
+def test_memory_limit_with_temp_directory_spills_and_completes(tmp_path):
+    """A memory_limit (40 MB) well below what the work tables need (about 100 MB for these 1,000,000 rows),
+    with a temp_directory: DuckDB spills there (its temporary files are listed) and the run gives exactly
+    the result of a run without limits: minimal nodes, chosen node, released rows."""
+    db = tmp_path / "big.duckdb"
+    con = duckdb.connect(str(db))
+    # every row a distinct (a, b, c, s), so the frequency sets are as large as the table
+    con.execute("CREATE TABLE t AS SELECT (i % 97) AS a, (i // 97) % 101 AS b, (i // 9797) AS c, "
+                "CAST(hash(i) % 7 AS INTEGER) AS s FROM range(1000000) r(i)")
+    con.close()
+    qis = {"a": {"hierarchy": "intervals", "widths": [10, 50]}, "b": {"hierarchy": "intervals", "widths": [10, 50]},
+           "c": {"hierarchy": "intervals", "widths": [8, 16]}}
+    results = []
+    for limits in ({}, {"memory_limit": "40MB", "temp_directory": "spill", "threads": 1}):
+        pol = load_policy({"source": {"database": str(db), "table": "t", **limits}, "quasi_identifiers": qis,
+                           "sensitive": ["s"], "privacy": {"k": 5, "l_diversity": {"variant": "distinct", "l": 3}},
+                           "release": {"name": "rel"}}, base_dir=tmp_path)
+        with Anonymization(pol, db=str(db)) as run:
+            con = run.backend.con
+            if limits:
+                assert con.execute("SELECT current_setting('memory_limit'), current_setting('threads'), "
+                                   "current_setting('temp_directory')").fetchone() == (
+                                       "38.1 MiB", 1, str(tmp_path / "spill"))
+                assert con.execute("SELECT COUNT(*) FROM duckdb_temporary_files()").fetchone()[0] > 0
+            run.search()
+            run.choose()
+            run.materialize()
+            rel = con.execute("SELECT a, b, c, s, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
+            results.append((sorted(map(str, run.result.minimal)), run.chosen.levels, rel))
+    assert results[0] == results[1]
+    assert results[0][1] == {"a": 2, "b": 0, "c": 0}
+    assert sum(r[-1] for r in results[1][2]) == 1_000_000

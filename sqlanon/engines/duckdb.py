@@ -111,6 +111,7 @@ class DuckDBBackend(Backend):
         CSV/Parquet files are read through DuckDB's readers, a query runs as a subquery of the view.
         """
         con = self.con
+        self.apply_settings(source)
         try:
             con.unregister(SOURCE_VIEW)
             if source.kind in ("csv", "parquet"):
@@ -148,6 +149,26 @@ class DuckDBBackend(Backend):
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return SOURCE_VIEW
+
+    def apply_settings(self, source) -> None:
+        """The policy's DuckDB settings (source.memory_limit, temp_directory, threads), before any work: past
+        memory_limit DuckDB writes what does not fit (hash tables, sorts, temporary tables) to
+        temp_directory instead of failing. The folder is created when missing."""
+        settings = [(name, getattr(source, name, None)) for name in ("temp_directory", "memory_limit", "threads")]
+        for name, value in settings:
+            if value is None:
+                continue
+            if name == "temp_directory":
+                try:
+                    Path(value).mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise PolicyError("source.temp_directory", f"cannot create folder {value}: {e.strerror}") from None
+                value = str(value)
+            try:
+                self.execute("duckdb_setting.sql", [value], name=name)
+            except DataError as e:
+                reason = str(e).split("): ", 1)[-1]
+                raise PolicyError(f"source.{name}", f"DuckDB refuses {value!r}: {reason}") from None
 
     def _attach_source_database(self, source) -> str | None:
         """Attach `source.database` read-only when it is not the output database; the catalog name, or
@@ -250,6 +271,8 @@ def connect(db: Path | str = MEMORY, read_only: bool = False) -> DuckDBBackend:
     created = not in_memory and not read_only and not Path(db).exists()
     try:
         con = duckdb.connect(MEMORY if in_memory else str(db), read_only=read_only)
+        # no progress bar: DuckDB would draw its own on stderr for every long query, even under -q
+        con.execute("SET enable_progress_bar = false")
     except duckdb.Error as e:
         raise DataError(f"cannot open database {db}: {str(e).splitlines()[0]}") from None
     return DuckDBBackend(con, None if in_memory else Path(db), created=created)

@@ -1,0 +1,180 @@
+"""Benchmark: how the cost grows with rows, up to 100 million on one machine (issue 13, item 2).
+
+Synthetic Lands End (datasets/landsend/generate.py, seed 0, written as Parquet by DuckDB; the generator is
+SQL run inside DuckDB, so 100 M rows take a few minutes) at --rows sizes, the generator's
+landsend_entropy6.yaml: 7 quasi-identifiers, cost sensitive, k = 6 and entropy 6-diversity, no suppression.
+The job is the whole run: every minimal node (Incognito), the chosen node, the release as a table in a new
+DuckDB file. The policy's source gets `memory_limit`, `temp_directory` and `threads` (--memory-limit,
+--temp-directory, --threads) so what does not fit spills.
+
+Each run is a fresh process; the peak memory is the resident memory of the process tree sampled from /proc
+every 50 ms, the spilled bytes the largest total of DuckDB's temporary files seen by the worker. A run past
+--timeout is stopped and reported with the phases it finished.
+
+    python benchmarks/bench_rows.py --rows 1000000,10000000,100000000 --repeat 1 --out benchmarks/RESULTS-rows.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_scale import watch_peak_rss  # noqa: E402
+from bench_search import machine, write_results  # noqa: E402
+
+
+def dataset(data: Path, rows: int) -> Path:
+    """The folder of a generated Lands End table of `rows` rows, with the generator's policies (generated
+    when missing)."""
+    folder = data / f"landsend_{rows}"
+    if not (folder / "landsend_entropy6.yaml").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, str(ROOT / "datasets" / "landsend" / "generate.py"),
+                        str(folder / "landsend.parquet"), "--rows", str(rows)], check=True, stdout=subprocess.DEVNULL)
+    return folder
+
+
+def worker(policy_path: str, db: str, settings: dict) -> None:
+    """One run; prints a JSON line after each phase (so a run stopped by the timeout still reports)."""
+    import yaml
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.policy import load_policy
+    raw = yaml.safe_load(Path(policy_path).read_text())
+    raw["source"].update(settings)
+    policy = load_policy(raw, base_dir=Path(policy_path).parent)
+    out: dict = {}
+    spilled = [0]
+
+    def report(phase: str, t: float) -> None:
+        out[phase] = t
+        print(json.dumps({**out, "spilled_mb": spilled[0] / 1e6}), flush=True)
+
+    from sqlanon.engines.duckdb import connect
+    t0 = time.perf_counter()
+    backend = connect(db)       # opened first so the watcher below sees the preparation spill too
+    con = backend.con
+
+    def watch():          # the largest total of DuckDB's temporary files, from a second cursor
+        cur = con.cursor()
+        while True:
+            try:
+                size = cur.execute("SELECT COALESCE(SUM(size), 0) FROM duckdb_temporary_files()").fetchone()[0]
+                spilled[0] = max(spilled[0], int(size))
+            except Exception:
+                return
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True).start()
+    run = Anonymization(policy, connection=backend)
+    out["rows"] = run.fs.rows
+    report("prepare_s", time.perf_counter() - t0)
+    t = time.perf_counter()
+    result = run.search()
+    out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal))
+    report("search_s", time.perf_counter() - t)
+    t = time.perf_counter()
+    run.choose()
+    out["chosen"] = run.chosen.levels
+    report("choose_s", time.perf_counter() - t)
+    t = time.perf_counter()
+    run.materialize()
+    out["released"] = run.outputs[0].rows
+    report("release_s", time.perf_counter() - t)
+    run.close()
+    report("total_s", time.perf_counter() - t0)
+
+
+def measure(policy: Path, db: Path, settings: dict, timeout: float) -> dict:
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    sampler, peak = watch_peak_rss(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        timed_out = True
+    sampler.join()
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    result = json.loads(lines[-1]) if lines else {}
+    if proc.returncode != 0 and not timed_out:
+        result["error"] = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
+    result.update(wall_s=time.perf_counter() - t0, tree_peak_rss_mb=peak[0], timed_out=timed_out,
+                  load=os.getloadavg()[0])
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default="1000000,10000000,100000000")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
+    ap.add_argument("--memory-limit", default="6GB")
+    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker[0], args.worker[1], json.loads(args.worker[2]))
+        return
+    settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+    data = Path(args.data)
+    rows = []
+    for n in [int(s) for s in args.rows.split(",")]:
+        folder = dataset(data, n)
+        for _ in range(args.repeat):
+            load = os.getloadavg()[0]
+            r = measure(folder / "landsend_entropy6.yaml", data / "bench_rows_release.duckdb", settings, args.timeout)
+            r.update(size=n, load_before=load)
+            rows.append(r)
+            print(json.dumps(r, default=str), file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    write_results(render(rows, args), args.out)
+
+
+def render(rows: list[dict], args) -> list[str]:
+    command = (f"python benchmarks/bench_rows.py --rows {args.rows} --repeat {args.repeat} --memory-limit "
+               f"{args.memory_limit} --temp-directory {args.temp_directory} --threads {args.threads} --timeout "
+               f"{args.timeout:g}" + (f" --out {args.out}" if args.out else ""))
+    lines = [f"Machine: {machine()}", "", f"Command: `{command}`", "",
+             "Synthetic Lands End (seed 0), landsend_entropy6.yaml: 7 quasi-identifiers, cost sensitive, k = 6 and "
+             "entropy 6-diversity, no suppression; every minimal node, the chosen node (discernibility) and the "
+             "release as a table in a new DuckDB file. Each run a fresh process; peak memory = the process tree's "
+             "resident memory sampled every 50 ms; spilled = the largest total of DuckDB's temporary files.", "",
+             "| rows | prepare s | search s | choose s | release s | total s | nodes evaluated | minimal | chosen "
+             "| peak memory MB | spilled MB | load before/after |",
+             "| - | - | - | - | - | - | - | - | - | - | - | - |"]
+
+    def f(r, k):
+        return f"{r[k]:.1f}" if k in r else "-"
+
+    for r in rows:
+        total = f(r, "total_s") if "total_s" in r else (f"stopped at {r['wall_s']:.0f}" if r["timed_out"]
+                                                        else f"failed: {r.get('error', '?')}")
+        chosen = ", ".join(f"{k}={v}" for k, v in r["chosen"].items()) if "chosen" in r else "-"
+        lines.append(f"| {r['size']:,} | {f(r, 'prepare_s')} | {f(r, 'search_s')} | {f(r, 'choose_s')} | "
+                     f"{f(r, 'release_s')} | {total} | {r.get('evaluated', '-')} / {r.get('nodes', '-')} | "
+                     f"{r.get('minimal', '-')} | {chosen} | {r['tree_peak_rss_mb']:,.0f} | "
+                     f"{r.get('spilled_mb', 0):,.0f} | {r['load_before']:.1f} / {r['load']:.1f} |")
+    return lines
+
+
+if __name__ == "__main__":
+    main()
