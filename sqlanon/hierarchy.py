@@ -467,6 +467,20 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
 
     Generated kinds (intervals, round, mask, dates, suppress) are built over the distinct values
     present in the data (`data_values`); a taxonomy comes from its file and must cover them.
+
+    Args:
+        attribute: the column.
+        spec: its policy spec (``{hierarchy: intervals, widths: [10, 20]}``, ``{hierarchy: FILE.csv}``...).
+        base_dir: the policy's folder (a taxonomy file's path is relative to it).
+        data_values: the column's distinct values as text (None: a taxonomy's own values).
+        section: quasi_identifiers or sensitive (names the field in errors).
+
+    Returns:
+        The table: values, and their label at every level.
+
+    >>> t = build_table("age", {"hierarchy": "intervals", "widths": [10, 20]}, Path("."), ["21", "28", "47"])
+    >>> t.height, t.labels[1], t.labels[2]
+    (3, ['[20, 30)', '[20, 30)', '[40, 50)'], ['[20, 40)', '[20, 40)', '[40, 60)'])
     """
     kind = spec_kind(spec, attribute, section)
     field = _field(attribute, section)

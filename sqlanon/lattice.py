@@ -125,6 +125,23 @@ def minimal_nodes(satisfying) -> list[Node]:
 
 @dataclass
 class SearchResult:
+    """What a search found: every satisfying node it knows of, the minimal ones, and its cost.
+
+    Attributes:
+        lattice: the lattice searched.
+        satisfying: the satisfying nodes (all of them for a monotone predicate).
+        minimal: the minimal satisfying nodes, by height then levels.
+        evaluated: nodes checked (queries), not inferred.
+        seconds: the search's time.
+        per_level: per subset size (Incognito) or phase (heuristic): candidates, evaluated, seconds.
+        undecided: nodes left unchecked above a satisfying node (non-monotone predicates only).
+
+    >>> lat = Lattice(("zip", "age"), (2, 1))
+    >>> result = brute_force(lat, lambda batch: [sum(node) >= 2 for _, node in batch])
+    >>> result.minimal, result.evaluated
+    ([(1, 1), (2, 0)], 6)
+    """
+
     lattice: Lattice
     satisfying: set[Node]
     minimal: list[Node]

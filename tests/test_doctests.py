@@ -22,6 +22,8 @@ MODULES = [
     "sqlanon.models.kanonymity",
     "sqlanon.models.ldiversity",
     "sqlanon.models.tcloseness",
+    "sqlanon.models.likeness",
+    "sqlanon.models.risk",
     "sqlanon.models.profile",
 ]
 

@@ -41,7 +41,19 @@ def _distributions(counts, domain: SensitiveDomain) -> tuple[np.ndarray, np.ndar
 
 
 def relative_gain(counts, domain: SensitiveDomain) -> np.ndarray:
-    """The relative gain (q_s - p_s) / p_s of every block and value, (B, m); 0 where q_s <= p_s."""
+    """The relative gain (q_s - p_s) / p_s of every block and value; 0 where q_s <= p_s.
+
+    Args:
+        counts: (B, m) counts of each sensitive value per block.
+        domain: the attribute, with the whole table's counts (`totals`, the distribution P).
+
+    Returns:
+        (B, m) gains. A table half Cancer, half Flu; a block of 1 Cancer and 2 Flu gains 1/3 on Flu:
+
+    >>> d = SensitiveDomain("disease", ("Cancer", "Flu"), totals=np.array([3, 3]))
+    >>> relative_gain(np.array([[1, 2], [0, 3]]), d).round(4).tolist()
+    [[0.0, 0.3333], [0.0, 1.0]]
+    """
     p, q = _distributions(counts, domain)
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = np.where((q > p) & (p > 0), (q - p) / np.where(p > 0, p, 1), 0.0)
@@ -49,7 +61,22 @@ def relative_gain(counts, domain: SensitiveDomain) -> np.ndarray:
 
 
 class BetaLikeness(Criterion):
-    """Basic or enhanced beta-likeness of one sensitive attribute (Cao and Karras, PVLDB 2012, Defs. 2-3)."""
+    """Basic or enhanced beta-likeness of one sensitive attribute (Cao and Karras, PVLDB 2012, Defs. 2-3).
+
+    Args:
+        beta: the largest relative gain allowed (> 0).
+        domain: the attribute, with the whole table's counts.
+        variant: "basic" or "enhanced" (the cap min(beta, -ln p_s)).
+
+    A block holding only Flu gains 1.0 on it (q = 1 against p = 1/2): 0.5-likeness refuses it, 1-likeness
+    does not:
+
+    >>> d = SensitiveDomain("disease", ("Cancer", "Flu"), totals=np.array([3, 3]))
+    >>> BetaLikeness(0.5, d).block_ok(np.array([[1, 2], [0, 3]])).tolist()
+    [True, False]
+    >>> BetaLikeness(1.0, d).block_ok(np.array([[1, 2], [0, 3]])).tolist()
+    [True, True]
+    """
 
     name = "beta_likeness"
 
@@ -81,7 +108,21 @@ class BetaLikeness(Criterion):
 
 
 class DeltaDisclosure(Criterion):
-    """delta-disclosure privacy of one sensitive attribute (Brickell and Shmatikov, KDD 2008, Def. 4)."""
+    """delta-disclosure privacy of one sensitive attribute (Brickell and Shmatikov, KDD 2008, Def. 4).
+
+    Args:
+        delta: the bound on |ln(q_s / p_s)| (strict, > 0).
+        domain: the attribute, with the whole table's counts.
+
+    A block of 1 Cancer and 2 Flu has |ln((1/3) / (1/2))| = ln 1.5 = 0.4055 on Cancer; a block without
+    Cancer is infinitely far:
+
+    >>> d = SensitiveDomain("disease", ("Cancer", "Flu"), totals=np.array([3, 3]))
+    >>> DeltaDisclosure(0.5, d).log_ratios(np.array([[1, 2], [0, 3]])).round(4).tolist()
+    [0.4055, inf]
+    >>> DeltaDisclosure(0.5, d).block_ok(np.array([[1, 2], [0, 3]])).tolist()
+    [True, False]
+    """
 
     name = "delta_disclosure"
 

@@ -65,7 +65,16 @@ def _after(sorted_sizes: np.ndarray, mask: np.ndarray | None = None) -> np.ndarr
 
 
 class AverageRisk(TableCriterion):
-    """Average prosecutor re-identification risk (classes / rows of the release) <= max_risk."""
+    """Average prosecutor re-identification risk (classes / rows of the release) <= max_risk.
+
+    Args:
+        max_risk: the bound, in (0, 1].
+
+    Classes of 3, 1 and 2 rows: 3 classes over 6 rows.
+
+    >>> AverageRisk(0.5).value(np.array([3, 1, 2]))
+    {'average_risk': 0.5}
+    """
 
     name = "average_risk"
 
@@ -89,7 +98,18 @@ class AverageRisk(TableCriterion):
 
 
 class RecordsAtRisk(TableCriterion):
-    """Fraction of records whose prosecutor risk 1/size is above `threshold` <= max_fraction."""
+    """Fraction of records whose prosecutor risk 1/size is above `threshold` <= max_fraction.
+
+    Args:
+        threshold: a record is at risk when 1 / (its class size) is above this, in (0, 1].
+        max_fraction: the largest fraction of records at risk, in [0, 1).
+
+    Classes of 3, 1 and 2 rows, threshold 0.4: the classes of 1 and 2 rows (risk 1 and 0.5) are at risk,
+    3 records of 6.
+
+    >>> RecordsAtRisk(0.4, 0.2).value(np.array([3, 1, 2]))
+    {'records_at_risk': 0.5}
+    """
 
     name = "records_at_risk"
 
@@ -124,6 +144,18 @@ def enforce_table_criteria(criteria: list[TableCriterion], sizes: np.ndarray, ok
     minus the fewest smallest of them (ties by block order) after which every criterion holds.
 
     When no number of removals makes them hold, every block is dropped, so the node exceeds any budget.
+
+    Args:
+        criteria: the table-level criteria.
+        sizes: (B,) class sizes.
+        ok: (B,) the blocks the other models keep.
+
+    Returns:
+        (B,) the blocks kept. Average risk 0.4 over classes of 3, 1 and 2 rows (0.5) holds once the
+        class of 1 row is removed (2 classes over 5 rows):
+
+    >>> enforce_table_criteria([AverageRisk(0.4)], np.array([3, 1, 2]), np.ones(3, dtype=bool)).tolist()
+    [True, False, True]
     """
     if not criteria:
         return ok
@@ -155,6 +187,19 @@ def kmap_derived_k(k: int, sampling_fraction: float, significance: float = 0.01,
     class of k or fewer people: the derived k' is that smallest c, capped at k (a class of k sample rows
     has at least k people in the population). ARX's `KMap` derives the same quantile and adds one more;
     this is the smallest size the test allows.
+
+    Args:
+        k: the k of k-map.
+        sampling_fraction: the table's rows over the population's, in (0, 1].
+        significance: the test's level.
+        estimator: "poisson" or "zero_truncated_poisson".
+
+    Returns:
+        The derived k'. A tenth of the population, k = 10: X ~ Poisson(1), P(X >= 4) = 0.019 and
+        P(X >= 5) = 0.0037, so k' = 5:
+
+    >>> kmap_derived_k(10, 0.1)
+    5
     """
     from scipy import stats
 
