@@ -128,8 +128,12 @@ def test_memory_limit_with_temp_directory_spills_and_completes(tmp_path):
                 assert con.execute("SELECT current_setting('memory_limit'), current_setting('threads'), "
                                    "current_setting('temp_directory')").fetchone() == (
                                        "38.1 MiB", 1, str(tmp_path / "spill"))
-                assert con.execute("SELECT COUNT(*) FROM duckdb_temporary_files()").fetchone()[0] > 0
+            # the search's work tables in the database (no roll-up in memory: the wide frequency set, about
+            # 100 MB here, is built on first use)
+            run.fs.rollup = False
             run.search()
+            if limits:
+                assert con.execute("SELECT COUNT(*) FROM duckdb_temporary_files()").fetchone()[0] > 0
             run.choose()
             run.materialize()
             rel = con.execute("SELECT a, b, c, s, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
