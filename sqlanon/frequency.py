@@ -340,8 +340,7 @@ class FrequencySet:
         local.create_table_from_frame(self.fs_table, self.fetch_bottom())
         for qi in self.qis:
             local.create_table_from_frame(qi.map_table, self._map_frame(qi))
-        local.execute("wide_frequency_set.sql", qis=self.qis, sensitives=self.sensitives, fs=self.fs_table,
-                      wide=self.wide_name, entity=None)
+        local.execute("wide_frequency_set.sql", **self._fs_context())      # no entity key here
         return local
 
     # -- querying ---------------------------------------------------------------------------
@@ -374,8 +373,9 @@ class FrequencySet:
 
     def cells_xlogx(self) -> float:
         """sum of c ln c over the original's cells (rows of the bottom frequency set), for the KL metric."""
-        if self._cells_xlogx is None and self.rolled_up() is not None:
-            n = self.rolled_up().bottom.n.astype(np.float64)     # the bottom frequency set's cells, in memory
+        rolled = self.rolled_up()
+        if self._cells_xlogx is None and rolled is not None:
+            n = rolled.bottom.n.astype(np.float64)     # the bottom frequency set's cells, in memory
             self._cells_xlogx = float((n * np.log(n)).sum())
         if self._cells_xlogx is None:
             self._cells_xlogx = float(self.counts.fetchrow("cells_xlogx.sql", table=self.fs_table, qis=self.qis,
@@ -401,8 +401,8 @@ class FrequencySet:
         sensitive: attributes whose per-block value counts are wanted (a (B, m) matrix each);
         refine:    extra sensitive attributes added to the block key (multi-attribute l-diversity, Def. 4.6).
         """
-        rolled = self._counts_source
-        if rolled is not None and rolled is not self and not refine and source_table is None:
+        rolled = self.rolled_up()
+        if rolled is not None and not refine and source_table is None:
             counts = rolled.node_counts(levels, sensitive)
             if counts is not None:
                 return counts

@@ -51,20 +51,31 @@ class Cells:
         return len(self.n)
 
 
-def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(unique packed keys in ascending order, inverse index of every row) for rows of small integer codes.
-
-    The columns are packed into one int64 in mixed radix (first column most significant), so ascending keys
-    are the rows in code order. A dense bincount is used when the key space is small, a sort otherwise.
-    """
-    rows = len(columns[0]) if columns else 0
+def _pack(columns: list[np.ndarray] | np.ndarray, radices: list[int], rows: int) -> np.ndarray:
+    """Rows of small integer codes (one column each) packed into one int64 in mixed radix, the first
+    column most significant: ascending keys are the rows in code order."""
     key = np.zeros(rows, dtype=np.int64)
     for col, radix in zip(columns, radices):
         key *= radix
         key += col
+    return key
+
+
+def _dense_space(radices: list[int], rows: int) -> int | None:
+    """The key space when a dense pass over it beats a sort (up to about 16 slots per row), else None."""
     space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
-    if space <= 16 * rows + 1024:       # a dense pass over the key space beats a sort up to about this
-        present = np.zeros(int(space), dtype=np.int64)
+    return int(space) if space <= 16 * rows + 1024 else None
+
+
+def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(unique packed keys in ascending order, inverse index of every row) for rows of small integer codes
+    (`_pack`). A dense bincount is used when the key space is small, a sort otherwise.
+    """
+    rows = len(columns[0]) if columns else 0
+    key = _pack(columns, radices, rows)
+    space = _dense_space(radices, rows)
+    if space is not None:
+        present = np.zeros(space, dtype=np.int64)
         present[key] = 1
         uniques = np.flatnonzero(present)
         position = np.cumsum(present) - 1
@@ -77,13 +88,10 @@ def _sum_by_key(columns: list[np.ndarray], radices: list[int], n: np.ndarray) ->
     """(unique packed keys in ascending order, the sum of `n` over the rows of each) for rows of small
     integer codes: `_group` without the inverse index, which a roll-up does not need (one weighted
     bincount over a small key space, else a sort)."""
-    key = np.zeros(len(n), dtype=np.int64)
-    for col, radix in zip(columns, radices):
-        key *= radix
-        key += col
-    space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
-    if space <= 16 * len(n) + 1024:
-        total = np.bincount(key, weights=n, minlength=int(space))     # counts are >= 1: a cell is non-zero
+    key = _pack(columns, radices, len(n))
+    space = _dense_space(radices, len(n))
+    if space is not None:
+        total = np.bincount(key, weights=n, minlength=space)     # counts are >= 1: a cell is non-zero
         uniques = np.flatnonzero(total)
         return uniques, total[uniques].astype(np.int64)
     uniques, inverse = np.unique(key, return_inverse=True)
@@ -271,9 +279,7 @@ class RollupCounts:
             return None
         cells = self.cells(levels)
         block, uniques, radices = self._blocks(levels, cells)
-        key = np.zeros(len(block_codes), dtype=np.int64)
-        for i, radix in enumerate(radices):
-            key = key * radix + block_codes[:, i]
+        key = _pack(block_codes.T, radices, len(block_codes))
         if len(ok) != len(uniques) or not np.array_equal(key, uniques):
             return None
         keep = ok[block]
