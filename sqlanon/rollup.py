@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,24 +30,64 @@ from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs, _unpack
 MAX_CELLS = 2_000_000
 # cached cells across all nodes (least recently used dropped first)
 CACHE_CELLS = 20_000_000
+# a weighted sum by key goes dense (a bincount over the key space) up to this many slots per row, and sorts
+# beyond: measured on 30,000 rows, the dense pass costs as much as the sort at about 6 slots per row
+DENSE_SUM_SLOTS = 6
 
 
-@dataclass
 class Cells:
-    """A node's frequency set: one row per distinct (codes at the node's levels, sensitive codes)."""
+    """A node's frequency set: one row per distinct (codes at the node's levels, sensitive codes).
 
-    attrs: tuple[int, ...]          # attribute indices (quasi-identifier order)
-    levels: tuple[int, ...]         # the level of each of `attrs`
-    codes: list[np.ndarray]         # per attribute of `attrs`: (R,) int64 codes
-    sens: list[np.ndarray]          # per sensitive attribute: (R,) int64 codes; [] for a sizes-only result
-    n: np.ndarray                   # (R,) int64 counts
-    # (R,) the packed key of every row (codes then sensitive codes, mixed radix), ascending: rows are
-    # then sorted by block and, within a block, by sensitive value; None for the fetched bottom
-    key: np.ndarray | None = None
+    attrs:  attribute indices (quasi-identifier order); levels: the level of each of `attrs`;
+    n:      (R,) int64 counts;
+    key:    (R,) the packed key of every row (codes then sensitive codes, mixed radix in `radices`),
+            ascending: rows are then sorted by block and, within a block, by sensitive value; None for
+            the fetched bottom, whose codes are given instead.
+    The codes (`codes`, `sens`: one (R,) int64 array per attribute and per sensitive attribute) are unpacked
+    from the key on first use: most rolled-up results are only read for their sizes and never need them.
+    """
+
+    def __init__(self, attrs: tuple[int, ...], levels: tuple[int, ...], n: np.ndarray,
+                 key: np.ndarray | None = None, radices: list[int] | None = None,
+                 codes: list[np.ndarray] | None = None, sens: list[np.ndarray] | None = None,
+                 sensitive: int = 0):
+        self.attrs, self.levels, self.n, self.key, self.radices = attrs, levels, n, key, radices
+        self.sensitive = len(sens) if sens is not None else sensitive     # sensitive columns in the key
+        self._codes, self._sens = codes, sens
 
     @property
     def rows(self) -> int:
         return len(self.n)
+
+    def _unpack_all(self) -> None:
+        assert self.key is not None and self.radices is not None
+        columns = _unpack_columns(self.key, self.radices)
+        self._codes, self._sens = columns[:len(self.attrs)], columns[len(self.attrs):]
+
+    @property
+    def codes(self) -> list[np.ndarray]:
+        if self._codes is None:
+            self._unpack_all()
+        assert self._codes is not None
+        return self._codes
+
+    @property
+    def sens(self) -> list[np.ndarray]:
+        if self._sens is None:
+            self._unpack_all()
+        assert self._sens is not None
+        return self._sens
+
+
+def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
+    """Mixed-radix keys -> one contiguous code array per digit (`frequency._unpack`, column by column)."""
+    out: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(radices)
+    rest = keys
+    for i in range(len(radices) - 1, 0, -1):
+        rest, out[i] = np.divmod(rest, radices[i])
+    if radices:
+        out[0] = rest if rest is not keys else keys.copy()
+    return out
 
 
 def _pack(columns: list[np.ndarray] | np.ndarray, radices: list[int], rows: int) -> np.ndarray:
@@ -61,10 +100,10 @@ def _pack(columns: list[np.ndarray] | np.ndarray, radices: list[int], rows: int)
     return key
 
 
-def _dense_space(radices: list[int], rows: int) -> int | None:
-    """The key space when a dense pass over it beats a sort (up to about 16 slots per row), else None."""
+def _dense_space(radices: list[int], rows: int, slots: int = 16) -> int | None:
+    """The key space when a dense pass over it beats a sort (up to `slots` per row), else None."""
     space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
-    return int(space) if space <= 16 * rows + 1024 else None
+    return int(space) if space <= slots * rows + 1024 else None
 
 
 def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -86,16 +125,100 @@ def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, n
 
 def _sum_by_key(columns: list[np.ndarray], radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unique packed keys in ascending order, the sum of `n` over the rows of each) for rows of small
-    integer codes: `_group` without the inverse index, which a roll-up does not need (one weighted
-    bincount over a small key space, else a sort)."""
-    key = _pack(columns, radices, len(n))
-    space = _dense_space(radices, len(n))
+    integer codes: `_group` without the inverse index, which a roll-up does not need."""
+    return _sum_packed(_pack(columns, radices, len(n)), radices, n)
+
+
+def _sum_packed(key: np.ndarray, radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unique keys ascending, the sum of `n` per key) for keys packed in `radices`: one weighted bincount
+    over a small key space; else one sort of the keys with each row's count in their low bits (a plain sort,
+    several times cheaper than the argsort `np.unique` needs for the inverse index); else `np.unique`."""
+    rows = len(n)
+    space = _dense_space(radices, rows, DENSE_SUM_SLOTS)
     if space is not None:
-        total = np.bincount(key, weights=n, minlength=space)     # counts are >= 1: a cell is non-zero
-        uniques = np.flatnonzero(total)
+        total = np.bincount(key, weights=n, minlength=space)
+        uniques = np.flatnonzero(total > 0)     # counts are >= 1: a cell is non-zero (a boolean scan is the fast one)
         return uniques, total[uniques].astype(np.int64)
+    bits = int(n.max()).bit_length() if rows else 1
+    if float(np.prod(radices, dtype=np.float64)) * 2.0 ** bits < 2.0 ** 62:
+        v = (key << bits) | n
+        v.sort()
+        keys = v >> bits
+        change = np.empty(rows, dtype=bool)
+        change[:1] = True
+        np.not_equal(keys[1:], keys[:-1], out=change[1:])
+        starts = np.flatnonzero(change)
+        return keys[starts], np.add.reduceat(v & ((1 << bits) - 1), starts)
     uniques, inverse = np.unique(key, return_inverse=True)
     return uniques, np.bincount(inverse.reshape(-1), weights=n, minlength=len(uniques)).astype(np.int64)
+
+
+class GroupKeys:
+    """Packed keys of a fixed set of cells (a bottom frequency set) at any levels of any subset of its
+    attributes, with fewer passes over the cells than one multiply-add per attribute.
+
+    The attributes are split into groups of consecutive ones; for each group and each combination of its
+    attributes' levels (an attribute left out counts as one value, radix 1) the group's packed codes are
+    computed once and kept. A node's key is then one multiply-add per group, and it equals `_pack` of the
+    node's codes in attribute order: the same keys, so the same (code) order of the classes.
+    """
+
+    # combinations of levels per group (with "left out"); and the bytes of group keys kept at most
+    MAX_COMBINATIONS = 64
+    MAX_BYTES = 256 * 2 ** 20
+
+    def __init__(self, codes: list[np.ndarray], up: list[list[np.ndarray]], radix: list[list[int]],
+                 tail: list[np.ndarray] | None = None, tail_radices: list[int] | None = None):
+        self.codes, self.up, self.radix = codes, up, radix
+        self.rows = len(codes[0]) if codes else 0
+        self.groups: list[list[int]] = []
+        combinations = 1
+        for a in range(len(codes)):
+            options = len(up[a]) + 1
+            if self.groups and combinations * options <= self.MAX_COMBINATIONS:
+                self.groups[-1].append(a)
+                combinations *= options
+            else:
+                self.groups.append([a])
+                combinations = options
+        # columns packed after the attributes (the sensitive codes), always present
+        self.tail_radices = list(tail_radices or []) if tail else []
+        self.tail = _pack(tail, self.tail_radices, self.rows) if tail else None
+        self.tail_radix = int(np.prod(self.tail_radices, dtype=np.int64))
+        self.kept: dict[tuple, tuple[np.ndarray, int]] = {}
+        self.kept_bytes = 0
+
+    def _group(self, g: int, levels: tuple[int | None, ...]) -> tuple[np.ndarray, int]:
+        known = self.kept.get((g, levels))
+        if known is not None:
+            return known
+        columns, radices = [], []
+        for a, level in zip(self.groups[g], levels):
+            if level is not None:
+                columns.append(self.up[a][level][self.codes[a]] if level else self.codes[a])
+                radices.append(self.radix[a][level])
+        out = (_pack(columns, radices, self.rows), int(np.prod(radices, dtype=np.int64)))
+        if self.kept_bytes + 8 * self.rows <= self.MAX_BYTES:
+            self.kept[(g, levels)] = out
+            self.kept_bytes += 8 * self.rows
+        return out
+
+    def key(self, attrs: tuple[int, ...], levels: tuple[int, ...]) -> tuple[np.ndarray, list[int]]:
+        """(every cell's packed key, the radices) at `levels` of `attrs` (ascending attribute indices),
+        followed by the tail's columns."""
+        at = dict(zip(attrs, levels))
+        key: np.ndarray | None = None
+        for g, members in enumerate(self.groups):
+            combo = tuple(at.get(a) for a in members)
+            if all(level is None for level in combo):
+                continue
+            part, radix = self._group(g, combo)
+            key = part.copy() if key is None else key * radix + part
+        if key is None:
+            key = np.zeros(self.rows, dtype=np.int64)
+        if self.tail is not None:
+            key = key * self.tail_radix + self.tail
+        return key, [self.radix[a][lv] for a, lv in zip(attrs, levels)] + self.tail_radices
 
 
 class RollupCounts:
@@ -119,13 +242,15 @@ class RollupCounts:
             self.radix.append([int(c.max()) + 1 for c in codes])
         self.m = [s.domain.size for s in fs.sensitives]
         everything = tuple(range(len(self.names)))
-        self.bottom = Cells(everything, (0,) * len(self.names),
-                            [np.asarray(data[f"q{i}"], dtype=np.int64) for i in everything],
-                            [np.asarray(data[s.col], dtype=np.int64) for s in fs.sensitives],
-                            np.asarray(data["cnt"], dtype=np.int64))
+        bottom_codes = [np.asarray(data[f"q{i}"], dtype=np.int64) for i in everything]
+        sens = [np.asarray(data[s.col], dtype=np.int64) for s in fs.sensitives]
+        self.bottom = Cells(everything, (0,) * len(self.names), np.asarray(data["cnt"], dtype=np.int64),
+                            codes=bottom_codes, sens=sens)
+        self.bottom_keys = GroupKeys(bottom_codes, self.up, self.radix, sens, self.m)
         # k-anonymity needs only class sizes: a second hierarchy of results without the sensitive codes,
         # whose bottom has one cell per distinct combination of quasi-identifier values
         self.bottom_sizes = self._roll(self.bottom, everything, (0,) * len(self.names), with_sensitive=False)
+        self.sizes_keys = GroupKeys(self.bottom_sizes.codes, self.up, self.radix)
         self.cache: OrderedDict[tuple, Cells] = OrderedDict()
         self.cached_cells = 0
         self.rolled_from_bottom = 0
@@ -190,18 +315,26 @@ class RollupCounts:
 
     def _roll(self, src: Cells, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
         """`src` rolled up to `levels` over `attrs` (a subset of its attributes, at levels no lower)."""
-        where = {a: i for i, a in enumerate(src.attrs)}
-        columns, radices = [], []
-        for a, level in zip(attrs, levels):
-            col = src.codes[where[a]]
-            from_level = src.levels[where[a]]
-            columns.append(self._parent(a, from_level, level)[col] if from_level != level else col)
-            radices.append(self.radix[a][level])
-        sens = src.sens if with_sensitive else []
-        radices = radices + (self.m if with_sensitive else [])
-        uniques, n = _sum_by_key(columns + sens, radices, src.n)
-        codes = list(_unpack(uniques, radices).T)      # the cells' codes, from their packed keys
-        return Cells(attrs, levels, codes[:len(attrs)], codes[len(attrs):], n, uniques)
+        m = self.m if with_sensitive else []
+        if src is self.bottom or src is getattr(self, "bottom_sizes", None):
+            # from a bottom: its keys at any levels are a few multiply-adds of kept group keys
+            keys = self.bottom_keys if src is self.bottom else self.sizes_keys
+            key, radices = keys.key(attrs, levels)
+            if not with_sensitive and src is self.bottom:        # the bottom's sizes-only roll-up (once)
+                key, radices = key // int(np.prod(self.m, dtype=np.int64)), radices[:len(attrs)]
+        else:
+            where = {a: i for i, a in enumerate(src.attrs)}
+            columns, radices = [], []
+            for a, level in zip(attrs, levels):
+                col = src.codes[where[a]]
+                from_level = src.levels[where[a]]
+                columns.append(self._parent(a, from_level, level)[col] if from_level != level else col)
+                radices.append(self.radix[a][level])
+            columns += src.sens if with_sensitive else []
+            radices += m
+            key = _pack(columns, radices, src.rows)
+        uniques, n = _sum_packed(key, radices, src.n)
+        return Cells(attrs, levels, n, uniques, radices, sensitive=len(m))
 
     def _blocks(self, levels: dict[str, int], cells: Cells) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """(block of every cell, unique packed block keys, the radices) with blocks in code order of `levels`."""
@@ -215,7 +348,7 @@ class RollupCounts:
             return np.zeros(cells.rows, dtype=np.int64), np.zeros(1 if cells.rows else 0, dtype=np.int64), []
         if cells.key is not None and tuple(self.index[a] for a in levels) == cells.attrs:
             # the cells are sorted by their key, whose leading part is the block: blocks are runs of rows
-            block_key = cells.key // int(np.prod([self.m[j] for j in range(len(cells.sens))], dtype=np.int64))
+            block_key = cells.key // int(np.prod(self.m[:cells.sensitive], dtype=np.int64))
             change = np.empty(len(block_key), dtype=bool)
             change[:1] = True
             np.not_equal(block_key[1:], block_key[:-1], out=change[1:])
@@ -299,7 +432,7 @@ class RollupCounts:
         for levels in nodes:
             cells = self.cells(levels)
             block, uniques, radices = self._blocks(levels, cells)
-            if cells.key is not None and len(cells.sens) == 1 and self._in_order(levels):
+            if cells.key is not None and cells.sensitive == 1 and self._in_order(levels):
                 # one sensitive attribute: the cells are the (block, value) pairs already, in that order
                 value, counts = cells.sens[0], cells.n
                 starts = np.append(np.flatnonzero(np.diff(block, prepend=-1)), len(block)).astype(np.int64)

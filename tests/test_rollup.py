@@ -5,9 +5,11 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlanon.anonymizer import Anonymization
-from sqlanon.rollup import RollupCounts, _group, counts_source
+from sqlanon.rollup import GroupKeys, RollupCounts, _group, _pack, _sum_packed, counts_source
 
 from conftest import adult_policy
 
@@ -48,6 +50,45 @@ def test_group_orders_keys_like_the_codes():
         uniques, inverse = _group([a, b], radices)
         assert list(uniques) == [0 * radices[1] + 3, 1 * radices[1] + 3, 2 * radices[1] + 0, 2 * radices[1] + 1]
         assert list(inverse) == [3, 0, 2, 1, 0]
+
+
+@pytest.mark.parametrize("radices, expected", [
+    ([3, 4], "dense"),                  # 12 slots for 5 rows: a bincount over the key space
+    ([3, 10 ** 6], "sort"),             # 3 M slots: one sort of keys carrying each row's count in their low bits
+    ([2 ** 30, 2 ** 30], "unique"),     # keys too wide for the count's bits: np.unique
+])
+def test_sum_packed_every_path_sums_counts_per_key(radices, expected):
+    a, b = np.array([1, 0, 1, 1, 0]), np.array([2, 3, 2, 0, 3])
+    n = np.array([5, 1, 7, 2, 40000])
+    keys, sums = _sum_packed(_pack([a, b], radices, 5), radices, n)
+    assert list(keys) == [0 * radices[1] + 3, 1 * radices[1] + 0, 1 * radices[1] + 2]
+    assert list(sums) == [40001, 2, 12]
+    assert sums.dtype == np.int64
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_group_keys_equal_packing_every_attribute(data):
+    """A node's key from the kept per-group keys is `_pack` of its codes, for any subset and levels."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    attributes = data.draw(st.integers(1, 7))
+    rows = data.draw(st.integers(1, 60))
+    up, radix, codes = [], [], []
+    for _ in range(attributes):
+        sizes = sorted(data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=4)), reverse=True)
+        per_level = [np.arange(sizes[0])] + [np.arange(sizes[0]) * s // sizes[0] for s in sizes[1:]]
+        up.append(per_level)
+        radix.append(sizes)
+        codes.append(rng.integers(0, sizes[0], rows))
+    tail = [rng.integers(0, 3, rows)] if data.draw(st.booleans()) else None
+    keys = GroupKeys(codes, up, radix, tail, [3] if tail else None)
+    attrs = tuple(sorted(data.draw(st.sets(st.integers(0, attributes - 1), min_size=1))))
+    levels = tuple(data.draw(st.integers(0, len(radix[a]) - 1)) for a in attrs)
+    columns = [up[a][lv][codes[a]] for a, lv in zip(attrs, levels)] + (tail or [])
+    radices = [radix[a][lv] for a, lv in zip(attrs, levels)] + ([3] if tail else [])
+    key, got_radices = keys.key(attrs, levels)
+    assert got_radices == radices
+    assert np.array_equal(key, _pack(columns, radices, rows))
 
 
 def test_search_is_the_same_with_and_without_rollup():
