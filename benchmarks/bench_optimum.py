@@ -62,7 +62,8 @@ EXTRA_QIS = {"relationship": {"hierarchy": "suppress"},
              "hours_per_week": {"hierarchy": "intervals", "widths": [10, 20, 40]}}
 
 # one configuration in a fresh interpreter, code under test first on sys.path with its own templates;
-# "old" scores every minimal node as that revision's anonymize did, "new" only searches and chooses
+# "old" searches and scores every minimal node (anonymize before the optimum search), "search-choose" lists every
+# minimal node then chooses (anonymize up to e081462), "new" chooses as anonymize does now
 WORKER = r"""
 import json, statistics, sys, time
 from pathlib import Path
@@ -77,9 +78,12 @@ def once():
     run = Anonymization(policy, db=":memory:")
     if style == "no-rollup":
         run.fs.rollup = False                 # every node one GROUP BY in the database, as before the roll-up
-    run.search()
+    if style in ("old", "search-choose"):
+        run.search()
     if style == "old":
         run.score_minimal()
+    # otherwise what `sqlanon anonymize` does: choose() searches as it needs (with suppression and
+    # discernibility, only among the nodes that can beat a greedy release)
     chosen = run.choose()
     seconds = time.perf_counter() - t
     node = "".join(str(chosen.levels[q]) for q in run.lattice.names)
@@ -144,6 +148,9 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--arx", type=Path, default=None, help="folder with ARX's run.sh harness (outside the project)")
     ap.add_argument("--rev", default=None, help="an earlier revision to compare with (a temporary git worktree)")
+    ap.add_argument("--rev-style", choices=["old", "search-choose"], default="search-choose",
+                    help="what the earlier revision runs: its search then choose (anonymize up to e081462), or "
+                         "also score every minimal node with every metric (anonymize before the optimum search)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     configs = args.configs.split(",")
@@ -161,7 +168,7 @@ def main():
             no_rollup[cfg] = worker(ROOT, cfg, args.runs, "no-rollup")
             theirs = arx_warm(args.arx, cfg, args.runs) if args.arx else None
             if base is not None:
-                old[cfg] = worker(base, cfg, args.runs, "old")
+                old[cfg] = worker(base, cfg, args.runs, args.rev_style)
             warm[cfg] = (mine, theirs)
             me, them, gb = [], [], []
             for i in range(args.runs):        # alternate, so drift of the machine hits both alike
@@ -184,7 +191,8 @@ def main():
     load = os.getloadavg()[0]
     lines = [f"Machine: {machine()}; 1-minute load average at the end: {load:.1f}", "",
              f"Command: `python benchmarks/bench_optimum.py --runs {args.runs}"
-             + (" --arx ARX_HARNESS" if args.arx else "") + (f" --rev {args.rev}" if args.rev else "") + "`", "",
+             + (" --arx ARX_HARNESS" if args.arx else "") + (f" --rev {args.rev} --rev-style {args.rev_style}" if args.rev else "")
+             + "`", "",
              f"Medians of {args.runs} runs; sqlanon and ARX measured in the same run, alternating.", "",
              "## In-process: prepare + search + choice of the release (warm)", "",
              "| cfg | sqlanon ms | ARX ms | sqlanon / ARX | sqlanon node (discernibility) | ARX node (discernibility) |"
@@ -211,8 +219,10 @@ def main():
         lines.append(f"| {cfg} | {a['ms']:.0f} | {b['ms']:.0f} | {a['ms'] / b['ms']:.2f} | "
                      f"{'yes' if a['node'] == b['node'] else 'NO'} |")
     if old:
-        lines += ["", f"## Against revision {args.rev} (in-process, warm; its anonymize scored every minimal node "
-                  "with every metric)", "", f"| cfg | {args.rev} ms | now ms | {args.rev} / now | "
+        what = ("searched every minimal node, then chose" if args.rev_style == "search-choose"
+                else "scored every minimal node with every metric")
+        lines += ["", f"## Against revision {args.rev} (in-process, warm; it {what})", "",
+                  f"| cfg | {args.rev} ms | now ms | {args.rev} / now | "
                   f"{args.rev} node (discernibility) | now node (discernibility) |", "| - | - | - | - | - | - |"]
         for cfg in configs:
             o, n = old[cfg], warm[cfg][0]

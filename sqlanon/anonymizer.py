@@ -33,7 +33,7 @@ from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
 from .models import criteria_from_policy
 from .models.profile import achieved_profile
-from .optimum import Optimum, Scorer, find_optimum
+from .optimum import Optimum, Scorer, bounded_applies, bounded_optimum, find_optimum
 from .policy import Policy, load_policy
 from .progress import Quiet
 from .release import Output, materialize, select_sql
@@ -152,7 +152,11 @@ class Anonymization:
             The `SearchResult` (also `self.result`).
         """
         t = time.perf_counter()
-        self.optimum, self.candidates, self.chosen = None, [], None
+        self.candidates = []
+        if self.result is not None or self.chosen is None or self.chosen.result is None:
+            # a new search replaces the release; one that only lists the minimal nodes after the bounded
+            # optimum search (`searched`, for the report) keeps it
+            self.optimum, self.chosen = None, None
         options = self.policy.search
         if mode == "incognito" and self.lattice.size > options.max_nodes:
             mode = "heuristic"
@@ -240,6 +244,8 @@ class Anonymization:
         Raises:
             DataError: no node satisfies the policy.
         """
+        if self.result is None and self.optimum is None and self._bounded_search():
+            return self._choose_bounded()
         searched = self.searched()
         if not searched.minimal:
             if any(p.get("phase") == "heuristic" for p in searched.per_level):
@@ -263,6 +269,28 @@ class Anonymization:
                                          {metric: optimum.scores[n]} if n in optimum.scores else {})
                                for n in searched.minimal]
             self.scored = "search"
+        self.timings["optimum"] = time.perf_counter() - t
+        return self.chosen
+
+    def _bounded_search(self) -> bool:
+        """Is the release found by `optimum.bounded_optimum`, without listing every minimal node first?"""
+        return self.lattice.size <= self.policy.search.max_nodes and bounded_applies(self.policy.utility,
+                                                                                     self.checker)
+
+    def _choose_bounded(self) -> Candidate:
+        t = time.perf_counter()
+        self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers): "
+                              "optimum search over the nodes that can beat a greedy release")
+        try:
+            self.optimum = bounded_optimum(self.lattice, self.checker, self.progress)
+        except ValueError:
+            raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
+                            "privacy models or allow suppression (privacy.max_suppression)") from None
+        finally:
+            self.progress.done()
+        levels = self.lattice.levels(self.optimum.node)
+        result = self.checker.evaluate(levels, known_satisfying=True)
+        self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 
@@ -386,9 +414,10 @@ class Anonymization:
             "policy_dir": str(self.policy.base_dir),
             "database": str(self.backend.path) if self.backend.path else None,
             "source": {"table": self.policy.source.label, "rows": self.fs.rows},
-            "lattice": {"nodes": self.lattice.size, "evaluated": self.result.evaluated if self.result else 1,
+            "lattice": {"nodes": self.lattice.size, "evaluated": self._evaluated(),
                         "heights": dict(zip(self.lattice.names, self.lattice.heights)),
-                        "minimal": [m.as_dict() for m in self.candidates],
+                        # None: the release came from the bounded optimum search, which does not list them
+                        "minimal": [m.as_dict() for m in self.candidates] if self.result is not None else None,
                         "minimal_metrics": self.scored or None},
             "search": self.optimum.as_dict() if self.optimum else {"method": "given node", "proven_optimal": None},
             "chosen": {"levels": dict(c.levels), "classes": result.classes,
@@ -402,6 +431,14 @@ class Anonymization:
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
             **copy.deepcopy(self.manifest_extra),
         }
+
+    def _evaluated(self) -> int:
+        """Nodes the run evaluated: its search's count, the bounded optimum search's, or 1 (a given node)."""
+        if self.result is not None:
+            return self.result.evaluated
+        if self.optimum is not None and self.optimum.evaluated is not None:
+            return self.optimum.evaluated
+        return 1
 
     def report(self, path, external: bool = False, **options) -> Path:
         """Write the release report, a self-contained HTML page, for the chosen node (see `sqlanon.report`):

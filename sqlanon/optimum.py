@@ -20,16 +20,40 @@ de-identification of health data", JAMIA 2009):
 
 Ties are broken by the lower height, then by the levels in quasi-identifier order (lexicographically
 smallest): a node is pruned only when its bound is strictly worse than the best, so the rule is exact.
+
+`bounded_optimum` finds the discernibility optimum without listing every minimal node first, for policies
+whose models are decided by class sizes and distinct-value counts (k-anonymity, distinct l-diversity) with
+a suppression budget. Its argument: discernibility with suppression (Bayardo and Agrawal, "Data privacy
+through optimal k-anonymization", ICDE 2005, the metric C_DM with |D| per suppressed row) is
+DM*(N) = sum of s^2 over the kept classes + |D| * supp(N), where supp(N) is the rows in classes that fail
+a model. Those rows can only shrink under generalization (a merged class fails a size or distinct-value
+bound only when each of its parts did), and every kept row costs at least m (the smallest kept class), so
+DM*(N) >= |D| * supp(N) + m * (|D| - supp(N)), increasing in supp(N). A node can therefore tie or beat a
+release of value B only if supp(N) <= S(B) = floor((B - m|D|) / (|D| - m)): the satisfying nodes with at
+most S(B) suppressed rows, an up-set found by the same Incognito search with the budget S(B) in place of
+the policy's. A greedy climb from the bottom (`greedy_release`) gives B; the branch and bound then runs
+over that up-set only, which is far smaller than the policy's satisfying nodes when B is good (on Adult
+with 10 quasi-identifiers, k = 5 and 4 % suppression: 2,628 nodes instead of 9,410).
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .checker import NodeChecker, NodeResult, NodeStats
 from .frequency import FrequencySet
-from .lattice import Lattice, Node, SearchResult, by_height, direct_generalizations, direct_specializations
+from .lattice import (
+    Lattice,
+    Node,
+    SearchResult,
+    by_height,
+    direct_generalizations,
+    direct_specializations,
+    incognito,
+    minimal_in_up_set,
+)
 from .metrics import from_stats, is_monotone, kl_lower_bound, lower_bound, metric_value
 
 INF = float("inf")
@@ -51,11 +75,18 @@ class Optimum:
     proven: bool = True                # False for the heuristic search (sqlanon.heuristic)
     method: str = "minimal nodes"      # or "branch and bound", "heuristic"
     scores: dict[Node, float] = field(default_factory=dict)   # every scored satisfying node -> metric
+    # `bounded_optimum` only: the suppressed rows a node may have to tie or beat the greedy release, and
+    # the nodes its restricted search evaluated
+    max_suppressed: int | None = None
+    evaluated: int | None = None
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "proven_optimal": self.proven, "released_is_minimal": self.minimal,
-                "nodes_scored": self.scored, "nodes_pruned_by_bound": self.pruned,
-                "undecided_nodes_checked": self.checked, "seconds": round(self.seconds, 4)}
+        out = {"method": self.method, "proven_optimal": self.proven, "released_is_minimal": self.minimal,
+               "nodes_scored": self.scored, "nodes_pruned_by_bound": self.pruned,
+               "undecided_nodes_checked": self.checked, "seconds": round(self.seconds, 4)}
+        if self.max_suppressed is not None:
+            out["searched_nodes_with_at_most_suppressed_rows"] = self.max_suppressed
+        return out
 
 
 def tie_key(node: Node, value: float) -> tuple:
@@ -218,3 +249,113 @@ def find_optimum(lattice: Lattice, checker: NodeChecker, search: SearchResult, m
     node = best[2]
     return Optimum(node, best[0], node in minimal, len(scores), pruned, checked, clock() - started,
                    method="branch and bound", scores=scores)
+
+
+def bounded_applies(metric: str, checker: NodeChecker) -> bool:
+    """Can `bounded_optimum` find this policy's release (see the module docstring)?"""
+    return (metric == "discernibility" and checker.budget > 0 and not checker.fs.entity
+            and bool(checker.criteria) and checker.decided_by_bounds and not checker.population_criteria)
+
+
+def greedy_release(lattice: Lattice, checker: NodeChecker) -> Node:
+    """A good satisfying node, fast: from the bottom, the direct generalization of least discernibility (every
+    failing class suppressed) until one satisfies, then the best satisfying direct generalization while that improves
+    (the start of `bounded_optimum`; any satisfying node would do, a better one prunes more)."""
+    fs, names = checker.fs, lattice.names
+
+    def stats_of(nodes: list[Node]) -> dict[Node, NodeStats]:
+        todo = [n for n in nodes if n not in checker.stats]
+        if todo:
+            checker.satisfied_many([lattice.levels(n) for n in todo])
+        return {n: checker.stats[n] for n in nodes}
+
+    def cost(stats: NodeStats) -> float:        # discernibility as if every failing class were suppressed
+        return stats.kept_sum_sq + float(fs.rows) * stats.suppressed
+
+    node = tuple(0 for _ in names)
+    current = stats_of([node])[node]
+    while not current.satisfied:
+        ups = list(direct_generalizations(node, lattice.heights))
+        found = stats_of(ups)
+        node = min(ups, key=lambda n: (cost(found[n]), sum(n), n))
+        current = found[node]
+    value = _discernibility(current, fs.rows)
+    while True:
+        ups = list(direct_generalizations(node, lattice.heights))
+        found = stats_of(ups)
+        best = min(((_discernibility(found[n], fs.rows), sum(n), n) for n in ups if found[n].satisfied), default=None)
+        if best is None or best[0] >= value:
+            return node
+        value, _, node = best
+
+
+def _discernibility(stats: NodeStats, rows: int) -> float:
+    value = from_stats("discernibility", stats, rows)
+    assert value is not None        # the node's models were judged: its release's sizes are known
+    return value
+
+
+def bounded_optimum(lattice: Lattice, checker: NodeChecker, progress=None,
+                    clock: Callable[[], float] = time.perf_counter) -> Optimum:
+    """The discernibility optimum over every satisfying node, without enumerating the minimal nodes.
+
+    A greedy release gives a value B; only nodes with at most S(B) suppressed rows can tie or beat it
+    (module docstring), and those form an up-set that Incognito finds with S(B) as its budget. The branch
+    and bound of `find_optimum` then runs over that set. Whether the release is a minimal satisfying node
+    is decided from its direct specializations (the policy's predicate is monotone here).
+
+    Args:
+        lattice: the generalization lattice.
+        checker: the policy's node checker (`bounded_applies` must hold).
+        progress: a `sqlanon.progress.Progress`, or None.
+
+    Returns:
+        The `Optimum` (`max_suppressed` = S(B), `evaluated` = nodes its searches evaluated).
+
+    Raises:
+        ValueError: when no node satisfies (`Anonymization.choose` reports that to the user first).
+    """
+    started = clock()
+    fs = checker.fs
+    top = tuple(lattice.heights)
+    if not checker.satisfied_many([lattice.levels(top)])[0]:
+        raise ValueError("no satisfying node")
+    evaluated_before = checker.evaluated
+    start = greedy_release(lattice, checker)
+    value = _discernibility(checker.stats[start], fs.rows)
+    m, rows = max(checker.min_block_size, 1), fs.rows
+
+    def can_beat(best: float) -> int:
+        """S(best): the most suppressed rows of a node that can tie or beat `best`, within the budget."""
+        limit = checker.budget if rows <= m else math.floor((best - m * rows) / (rows - m) + 1e-9)
+        return max(0, min(checker.budget, limit))
+
+    # first a quarter of what the greedy release allows (the optimum usually suppresses far fewer rows: each
+    # costs |D|); when the best node found there proves that nothing outside could beat it, that is the
+    # optimum, else one more pass with the limit that best node allows (the start is in every set searched,
+    # so that limit is at most the greedy release's, and the roll-ups are cached by then)
+    attempt = can_beat(value) // 4
+    evaluated = 0
+    restricted = checker.monotone_part()
+    while True:
+        restricted.budget = attempt
+        search = incognito(lattice, restricted.check(lattice.names), progress)
+        evaluated += search.evaluated
+        for node, stats in restricted.stats.items():
+            # the same models: a node's suppressed rows are the policy's, only the budget differs
+            if node not in checker.stats and stats.satisfied is not None:
+                checker.stats[node] = NodeStats(stats.sum_sq, stats.min_size, stats.classes,
+                                                stats.suppressed <= checker.budget, stats.kept_rows,
+                                                stats.kept_classes, stats.kept_sum_sq, stats.suppressed)
+        satisfying = search.satisfying | {start}
+        up_set = SearchResult(lattice, satisfying, minimal_in_up_set(satisfying), search.evaluated,
+                              search.seconds, search.per_level)
+        found = find_optimum(lattice, checker, up_set, "discernibility", progress, clock)
+        limit, attempt = attempt, can_beat(found.value)
+        if attempt <= limit:
+            break                   # every node that could tie or beat it was in the set searched
+    below = list(direct_specializations(found.node))
+    minimal = not any(checker.satisfied_many([lattice.levels(n) for n in below])) if below else True
+    return Optimum(found.node, found.value, minimal, found.scored, found.pruned, found.checked, clock() - started,
+                   method="branch and bound", scores=found.scores, max_suppressed=limit,
+                   evaluated=evaluated + checker.evaluated - evaluated_before)

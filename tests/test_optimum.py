@@ -9,10 +9,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sqlanon.anonymizer import Anonymization
+from sqlanon.errors import DataError
 from sqlanon.lattice import direct_generalizations
 from sqlanon.metrics import METRICS, all_metrics, kl_lower_bound, lower_bound
 from sqlanon.optimum import tie_key
@@ -60,7 +61,12 @@ def test_release_is_the_brute_force_optimum_for_every_metric(name, privacy):
         want = expected_release(scores, metric)
         assert node == want, (metric, node, want)
         assert chosen.metrics[metric] == pytest.approx(scores[want][1][metric], rel=1e-9)
-        assert run.optimum.minimal == (node in run.result.minimal)
+        # with suppression and discernibility the release comes from the bounded search, which does not list
+        # the minimal nodes: `searched()` runs the full search now, to check its "minimal" verdict
+        bounded = metric == "discernibility" and privacy.get("max_suppression", 0) > 0 and \
+            name in ("k + suppression", "distinct l + suppression")
+        assert (run.optimum.max_suppressed is not None) == bounded, (name, metric)
+        assert run.optimum.minimal == (node in run.searched().minimal)
         above_minimal += not run.optimum.minimal
         if privacy.get("max_suppression"):
             assert run.optimum.scored < run.lattice.size     # the bounds spared some nodes
@@ -116,6 +122,16 @@ def _random_table(rows: list[tuple[int, int, int, int]]) -> duckdb.DuckDBPyConne
     return con
 
 
+def _random_policy(k: int, supp: float, l_diversity: dict | None) -> dict:
+    privacy: dict = {"k": k, "max_suppression": supp}
+    if l_diversity:
+        privacy["l_diversity"] = l_diversity
+    return {"source": {"table": "t"}, "sensitive": ["s"], "privacy": privacy,
+            "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 3},
+                                  "age": {"hierarchy": "intervals", "widths": [6, 12]},
+                                  "sex": {"hierarchy": "suppress"}}}
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
                      min_size=6, max_size=70),
@@ -123,14 +139,7 @@ def _random_table(rows: list[tuple[int, int, int, int]]) -> duckdb.DuckDBPyConne
        l=st.sampled_from([None, 2]))
 def test_bounds_hold_for_every_node_above(rows, k, supp, l):
     con = _random_table(rows)
-    privacy = {"k": k, "max_suppression": supp}
-    if l:
-        privacy["l_diversity"] = {"variant": "entropy", "l": l}
-    policy = {"source": {"table": "t"}, "sensitive": ["s"], "privacy": privacy,
-              "quasi_identifiers": {"zip": {"hierarchy": "mask", "levels": 3},
-                                    "age": {"hierarchy": "intervals", "widths": [6, 12]},
-                                    "sex": {"hierarchy": "suppress"}}}
-    run = Anonymization(policy, connection=con)
+    run = Anonymization(_random_policy(k, supp, {"variant": "entropy", "l": l} if l else None), connection=con)
     checker, lattice = run.checker, run.lattice
     metric_of, bound_of = {}, {}
     for node in lattice.nodes():
@@ -151,6 +160,41 @@ def test_bounds_hold_for_every_node_above(rows, k, supp, l):
         for upper in above & set(metric_of):
             for m, b in bound_of[node].items():
                 assert b <= metric_of[upper][m] + 1e-9, (m, node, upper, b, metric_of[upper][m])
+    con.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
+                     min_size=6, max_size=90),
+       k=st.integers(2, 6), supp=st.sampled_from([0.02, 0.05, 0.2, 0.5]), l=st.sampled_from([None, 2]))
+def test_bounded_search_releases_the_brute_force_optimum(rows, k, supp, l):
+    """`bounded_optimum` (no minimal-node listing) equals brute force over every node, and its premise holds:
+    a node's suppressed rows never grow under generalization (k-anonymity and distinct l-diversity)."""
+    con = _random_table(rows)
+    if l:
+        assume(len({r[3] for r in rows}) >= l)             # else the policy is refused at load
+    policy = _random_policy(k, supp, {"variant": "distinct", "l": l} if l else None)
+    reference = Anonymization(policy, connection=con)
+    suppressed, scores = {}, {}
+    for node in reference.lattice.nodes():
+        result = reference.checker.evaluate(reference.lattice.levels(node))
+        suppressed[node] = result.suppressed_rows
+        scores[node] = (result.satisfied, all_metrics(reference.fs, result) if result.satisfied else None)
+    for node in reference.lattice.nodes():
+        for up in direct_generalizations(node, reference.lattice.heights):
+            assert suppressed[up] <= suppressed[node], (node, up)
+    run = Anonymization(policy, connection=con)
+    if not any(ok for ok, _ in scores.values()):
+        with pytest.raises(DataError):
+            run.choose()
+        return
+    chosen = run.choose()
+    # the bounded search ran, unless the budget rounds down to no row (then the metric is monotone)
+    assert (run.optimum.max_suppressed is not None) == (run.checker.budget > 0)
+    want = expected_release(scores, "discernibility")
+    assert run.lattice.node(chosen.levels) == want
+    assert chosen.metrics["discernibility"] == scores[want][1]["discernibility"]
+    assert run.optimum.minimal == (want in run.searched().minimal)
     con.close()
 
 
@@ -229,4 +273,9 @@ def test_anonymize_says_how_the_release_was_found_and_records_it(hospital_dir):
     assert search["nodes_scored"] >= 1 and search["nodes_scored"] + search["nodes_pruned_by_bound"] <= 3 * 4 * 2
     where = "a minimal node" if search["released_is_minimal"] else "above the minimal nodes"
     assert f"the proven optimum over every satisfying node (branch and bound; {where}" in out.output
-    assert manifest["lattice"]["minimal_metrics"] == "search"
+    # discernibility with suppression and k alone: the bounded search, which lists no minimal node
+    assert manifest["lattice"]["minimal"] is None and manifest["lattice"]["minimal_metrics"] is None
+    limit = search["searched_nodes_with_at_most_suppressed_rows"]
+    assert 0 <= limit <= 3                                    # 25 % of 12 rows
+    assert f"only among nodes with at most {limit} suppressed rows" in out.output
+    assert manifest["lattice"]["evaluated"] >= search["nodes_scored"]

@@ -49,10 +49,13 @@ def progress_for(quiet: bool) -> Progress:
     return Progress(enabled=False) if quiet else Progress()
 
 
-def search_run(policy: Any, db: str | None, quiet: bool, mode: str = "incognito") -> Anonymization:
-    """An Anonymization with its minimal nodes found; use it in a `with` block."""
+def search_run(policy: Any, db: str | None, quiet: bool, mode: str | None = "incognito") -> Anonymization:
+    """An Anonymization with its minimal nodes found (none searched yet with `mode` None: `choose` searches);
+    use it in a `with` block."""
     from ..anonymizer import Anonymization
     run = Anonymization(policy, db=db, progress=progress_for(quiet))
+    if mode is None:
+        return run
     try:
         run.search(mode)
     except BaseException:

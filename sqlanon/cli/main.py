@@ -43,10 +43,16 @@ def _summary(run, manifest_path=None) -> None:
     m = run.manifest()
     c = m["chosen"]
     click.echo(f"source: {m['source']['table']} ({m['source']['rows']:,} rows)")
-    click.echo(f"lattice: {m['lattice']['nodes']:,} nodes, {m['lattice']['evaluated']:,} evaluated, "
-               f"{len(m['lattice']['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
+    lat, search = m["lattice"], m.get("search") or {}
+    if lat["minimal"] is None:          # the bounded optimum search: no list of minimal nodes
+        click.echo(f"lattice: {lat['nodes']:,} nodes, {lat['evaluated']:,} evaluated in "
+                   f"{run.timings.get('optimum', 0):.2f} s, only among nodes with at most "
+                   f"{search['searched_nodes_with_at_most_suppressed_rows']:,} suppressed rows (no other node can "
+                   "beat the greedy release; `sqlanon lattice` lists every minimal node)")
+    else:
+        click.echo(f"lattice: {lat['nodes']:,} nodes, {lat['evaluated']:,} evaluated, "
+                   f"{len(lat['minimal'])} minimal in {run.timings.get('search', 0):.2f} s")
     click.echo(f"chosen by {run.policy.utility}: {levels_text(c['levels'])}")
-    search = m.get("search") or {}
     if search.get("method") not in (None, "given node"):
         where = "a minimal node" if search["released_is_minimal"] else "above the minimal nodes"
         proven = "the proven optimum" if search["proven_optimal"] else "the best found, NOT proven optimal"
@@ -161,7 +167,9 @@ FORCE_HELP = ("Overwrite an existing export or manifest path the release catalog
 @user_errors
 def anonymize(policy, json_path, db, mode, force, quiet):
     """Search the lattice, choose the best satisfying node, materialize the release, write its manifest."""
-    with search_run(policy, db, quiet, mode) as run:
+    # the default mode leaves the search to `choose`: with suppression and discernibility it looks only at
+    # the nodes that can beat a greedy release, without listing every minimal node (`sqlanon lattice` does)
+    with search_run(policy, db, quiet, mode if mode != "incognito" else None) as run:
         run.choose()
         _release(run, json_path, force, quiet)
 
