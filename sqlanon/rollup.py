@@ -203,6 +203,11 @@ class GroupKeys:
             self.kept_bytes += 8 * self.rows
         return out
 
+    def groups_used(self, attrs: tuple[int, ...]) -> int:
+        """How many groups hold one of `attrs` (the multiply-adds of their key)."""
+        present = set(attrs)
+        return sum(1 for members in self.groups if present.intersection(members))
+
     def key(self, attrs: tuple[int, ...], levels: tuple[int, ...]) -> tuple[np.ndarray, list[int]]:
         """(every cell's packed key, the radices) at `levels` of `attrs` (ascending attribute indices),
         followed by the tail's columns."""
@@ -275,21 +280,31 @@ class RollupCounts:
         return self._parents[key]
 
     def _source(self, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
-        """The smallest cached result below the node: a direct specialization, else the attributes' own bottom
-        (the bottom frequency set projected to them, computed once), else the bottom frequency set."""
-        best = None
+        """The cheapest result to roll the node up from: a cached direct specialization, the attributes' own
+        bottom (cached when its node was asked for), or the bottom frequency set, whose kept group keys make
+        a roll-up a few passes over its rows (`GroupKeys`); each costed in passes over its rows."""
+        full = self.bottom if with_sensitive else self.bottom_sizes
+        options = [full]
         for i, lvl in enumerate(levels):
             if lvl:
                 below = self.cache.get((attrs, levels[:i] + (lvl - 1,) + levels[i + 1:], with_sensitive))
-                if below is not None and (best is None or below.rows < best.rows):
-                    best = below
-        if best is not None:
-            return best
-        full = self.bottom if with_sensitive else self.bottom_sizes
-        zeros = (0,) * len(attrs)
-        if len(attrs) == len(self.names) or levels == zeros:
-            return full
-        return self.cells({self.names[a]: 0 for a in attrs}, with_sensitive)
+                if below is not None:
+                    options.append(below)
+        if len(attrs) < len(self.names) and any(levels):
+            own = self.cache.get((attrs, (0,) * len(attrs), with_sensitive))
+            if own is not None:
+                options.append(own)
+        return min(options, key=lambda src: self._roll_cost(src, attrs))
+
+    def _roll_cost(self, src: Cells, attrs: tuple[int, ...]) -> int:
+        """Passes over `src`'s rows times its rows: from a bottom, one multiply-add per group of attributes
+        used and the sum; else a gather and a multiply-add per attribute, the sum, and unpacking its codes
+        when no roll-up has read them yet."""
+        if src is self.bottom or src is self.bottom_sizes:
+            keys = self.bottom_keys if src is self.bottom else self.sizes_keys
+            return src.rows * (keys.groups_used(attrs) + 3)
+        unpack = 0 if src._codes is not None else len(src.attrs) + src.sensitive
+        return src.rows * (2 * len(attrs) + 3 + unpack)
 
     def cells(self, levels: dict[str, int], with_sensitive: bool = True) -> Cells:
         """The node's frequency set (with the sensitive codes, or sizes only), rolled up and cached."""

@@ -97,7 +97,7 @@ def test_search_is_the_same_with_and_without_rollup():
         with_, without = (Anonymization(adult_policy(5, privacy), db=":memory:") for _ in range(2))
         without.fs.rollup = False
         assert with_.choose().levels == without.choose().levels
-        assert with_.result.minimal == without.result.minimal
+        assert with_.searched().minimal == without.searched().minimal
         assert counts_source(with_.fs) is not with_.fs and counts_source(without.fs) is without.fs
 
 
