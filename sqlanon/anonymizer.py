@@ -173,8 +173,22 @@ class Anonymization:
         return self.result
 
     def searched(self) -> SearchResult:
-        """The search's result, searching first when `search` has not run."""
-        return self.result if self.result is not None else self.search()
+        """The search's result, searching first when `search` has not run (after the bounded optimum search,
+        that lists the minimal nodes and keeps the release)."""
+        if self.result is not None:
+            return self.result
+        result = self.search()
+        if self.optimum is not None:
+            self._list_minimal(result, self.optimum)
+        return result
+
+    def _list_minimal(self, searched: SearchResult, optimum: Optimum) -> None:
+        """The minimal nodes as candidates, with the policy metric where the optimum search scored them."""
+        metric = self.policy.utility
+        self.candidates = [Candidate(self.lattice.levels(n), None,
+                                     {metric: optimum.scores[n]} if n in optimum.scores else {})
+                           for n in searched.minimal]
+        self.scored = "search"
 
     def chosen_result(self) -> tuple[Candidate, NodeResult]:
         """The chosen node and its evaluation, choosing first when neither `choose` nor `use_node` ran."""
@@ -264,11 +278,7 @@ class Anonymization:
         result = self.checker.evaluate(levels, known_satisfying=True)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         if not self.candidates:
-            metric = self.policy.utility
-            self.candidates = [Candidate(self.lattice.levels(n), None,
-                                         {metric: optimum.scores[n]} if n in optimum.scores else {})
-                               for n in searched.minimal]
-            self.scored = "search"
+            self._list_minimal(searched, optimum)
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 

@@ -194,7 +194,12 @@ def test_bounded_search_releases_the_brute_force_optimum(rows, k, supp, l):
     want = expected_release(scores, "discernibility")
     assert run.lattice.node(chosen.levels) == want
     assert chosen.metrics["discernibility"] == scores[want][1]["discernibility"]
+    assert (run.manifest()["lattice"]["minimal"] is None) == (run.checker.budget > 0)
     assert run.optimum.minimal == (want in run.searched().minimal)
+    # listing the minimal nodes afterwards (what the report does) keeps the release and fills the manifest
+    manifest = run.manifest()
+    assert run.lattice.node(manifest["chosen"]["levels"]) == want
+    assert [run.lattice.node(m["levels"]) for m in manifest["lattice"]["minimal"]] == run.result.minimal
     con.close()
 
 
