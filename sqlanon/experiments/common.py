@@ -125,7 +125,7 @@ def with_privacy(run: Anonymization, privacy: dict) -> Anonymization:
     """
     run.criteria = criteria_from_policy(privacy, {s.name: s.domain for s in run.fs.sensitives})
     run.checker = NodeChecker(run.fs, run.criteria, privacy.get("max_suppression", 0.0) or 0.0)
-    run.result, run.candidates, run.chosen = None, [], None
+    run.result, run.candidates, run.chosen, run.optimum = None, [], None, None
     return run
 
 
