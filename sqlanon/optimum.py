@@ -310,17 +310,18 @@ def bounded_optimum(lattice: Lattice, checker: NodeChecker, progress=None,
         progress: a `sqlanon.progress.Progress`, or None.
 
     Returns:
-        The `Optimum` (`max_suppressed` = S(B), `evaluated` = nodes its searches evaluated).
+        The `Optimum` (`max_suppressed`: the limit of the last pass; `evaluated`: nodes its searches and
+        the checks of the greedy climb and the branch and bound evaluated).
 
     Raises:
         ValueError: when no node satisfies (`Anonymization.choose` reports that to the user first).
     """
     started = clock()
     fs = checker.fs
+    evaluated_before = checker.evaluated
     top = tuple(lattice.heights)
     if not checker.satisfied_many([lattice.levels(top)])[0]:
         raise ValueError("no satisfying node")
-    evaluated_before = checker.evaluated
     start = greedy_release(lattice, checker)
     value = _discernibility(checker.stats[start], fs.rows)
     m, rows = max(checker.min_block_size, 1), fs.rows
