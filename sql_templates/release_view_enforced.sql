@@ -132,14 +132,18 @@ WITH "__sqlanon_g" AS (
                      / SUM("cnt") OVER () AS "q",
                  COUNT(*) OVER () AS "m"
           FROM (SELECT "v", SUM("ns") AS "cnt" FROM {{ CS }} GROUP BY "v") AS vt) AS oq
-){# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it (one window:
-   a running sum; the class size comes from "__sqlanon_c<j>", a GROUP BY joined back) #}
+)
+{# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
+   running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
+   engine), the position and SQ joined after it (a narrower sort); the class size comes from
+   "__sqlanon_c<j>", a GROUP BY joined back #}
 , {{ OS }} AS (
-    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}w."a", w."sqa",
+    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa",
            CAST(w."cum" AS DOUBLE) / c."n" AS "x", CAST(w."cum" - w."ns" AS DOUBLE) / c."n" AS "x0"
-    FROM (SELECT {% for key in keys %}cs.{{ key | ident }}, {% endfor %}cs."ns", o."pos" AS "a", o."sq" - o."q" AS "sqa",
-                 SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
-          FROM {{ CS }} AS cs JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM cs."v") AS w
+    FROM (SELECT {{ CK }}, cs."v", cs."ns",
+                 SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
+          FROM {{ CS }} AS cs) AS w
+    JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
     JOIN {{ ('__sqlanon_c%d' % j) | ident }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
 
 ), {{ RX }} AS (
