@@ -42,7 +42,7 @@ from bench_search import machine, write_results
 from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.policy import load_policy
-from sqlanon.release import select_sql
+from sqlanon.release import release_columns, select_sql
 
 
 def shapes(k: int, l: int, ordered: str | None) -> dict[str, dict]:
@@ -82,7 +82,7 @@ def prepare(name: str, policy_path: Path, parquet: Path, k: int, l: int, ordered
         for shape, privacy in shapes(k, l, ordered).items():
             pol = load_policy({**raw, "privacy": privacy}, base_dir=policy_path.parent)
             view = f"{name}_v{len(made)}"
-            views.create_view(run.backend, view, pol, run.fs, levels, maps, name)
+            views.create_view(run.backend, view, pol, run.fs, release_columns(pol, run.fs, levels), maps, name)
             made[shape] = view
     return {"db": db, "plain": plain, "views": made, "levels": levels, "search_s": search_s}
 

@@ -16,14 +16,16 @@
      the first checked attribute's "__sqlanon_c<j>" is the one the k check reads (no second GROUP BY).
    - the ordered EMD (t-closeness paper, Sec. 4.2: D = 1/(m-1) sum_{i<m} |P(i) - Q(i)|, P and Q the
      cumulative shares over the m ordered values of the live domain) without a classes x values grid:
-     "__sqlanon_oq<j>" per value its position i, Q(i) and SQ(i) = Q(1) + ... + Q(i); "__sqlanon_os<j>"
-     per (class, value) the segment [a, b] of positions over which the class's cumulative share is a
-     constant x (from its value's position to the next one's, minus one), and for its first value the
-     positions before it (P = 0: they add SQ(a-1)). Q rises with i, so over [a, b] the terms
-     |x - Q(i)| are x - Q(i) up to lo = the last position with Q(i) < x, and Q(i) - x after it:
-     x (lo - a + 1) - (SQ(lo) - SQ(a-1)) + (SQ(b) - SQ(lo)) - x (b - lo), with lo clamped to [a-1, b].
-     "__sqlanon_rx<j>": r(x) = how many positions have Q(i) < x, for each distinct x by one sort of the
-     distinct x with the m values of Q; "__sqlanon_o<j>" sums the segments per class.
+     "__sqlanon_oq<j>" per value its position i, Q(i) and SQ(i) = Q(1) + ... + Q(i). With
+     F(y, i) = sum_{i' <= i} |y - Q(i')|, a class whose values sit at positions a_1 < ... < a_K with
+     cumulative shares x_1 < ... < x_K = 1 sums F(0, a_1 - 1) + sum_k [F(x_k, a_{k+1} - 1) - F(x_k, a_k - 1)]
+     (a_{K+1} - 1 = m), which regroups per (class, value) row as F(x_{k-1}, a_k - 1) - F(x_k, a_k - 1)
+     (x_0 = 0) plus F(1, m) = m - SQ(m): each row needs its own x and the one before it, x_{k-1} =
+     (running count - ns) / n, so one running sum per class is the only window ("__sqlanon_os<j>"; no LEAD,
+     no LAG, no class-wide frame). Q rises with i, so F(y, i) = y (2 lo - i) + SQ(i) - 2 SQ(lo) with
+     lo = min(r(y), i), r(y) = how many positions have Q < y; "__sqlanon_rx<j>" holds r(x) and SQ(r(x))
+     for each distinct x by one sort of the distinct x with the m values of Q, and "__sqlanon_o<j>" sums
+     the rows per class.
    - `joins`: how a quasi-identifier's rows find their mapping row. The mapping tables key base values as
      text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what reading
      the view costs, so a text column joins as it is ("text"), and an integer or date column (`joins[col]`
@@ -122,7 +124,7 @@ WITH "__sqlanon_g" AS (
 )
 {% endif %}
 {% if s.t_ordered is not none %}
-{% set CS = ('__sqlanon_cs%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set OS = ('__sqlanon_os%d' % j) | ident %}
+{% set CS = ('__sqlanon_cs%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set OS = ('__sqlanon_os%d' % j) | ident %}{% set RX = ('__sqlanon_rx%d' % j) | ident %}
 , {{ OQ }} AS (
     SELECT "v", "pos", "q", "m", SUM("q") OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
     FROM (SELECT "v", ROW_NUMBER() OVER (ORDER BY "v") AS "pos",
@@ -130,29 +132,46 @@ WITH "__sqlanon_g" AS (
                      / SUM("cnt") OVER () AS "q",
                  COUNT(*) OVER () AS "m"
           FROM (SELECT "v", SUM("ns") AS "cnt" FROM {{ CS }} GROUP BY "v") AS vt) AS oq
-), {{ OS }} AS (
-    SELECT {% for key in keys %}cs.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa", o."m",
-           COALESCE(LEAD(o."pos") OVER (PARTITION BY {{ CK }} ORDER BY o."pos"), o."m" + 1) - 1 AS "b",
-           CAST(SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
-               / SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY o."pos" ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS "x",
-           CASE WHEN LAG(o."pos") OVER (PARTITION BY {{ CK }} ORDER BY o."pos") IS NULL THEN o."sq" - o."q" ELSE 0 END AS "head"
-    FROM {{ CS }} AS cs JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM cs."v"
-), {{ ('__sqlanon_rx%d' % j) | ident }} AS (
-    SELECT "x", "r" FROM (
-        SELECT u."x", u."kind", SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r"
+)
+{# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
+   running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
+   engine), the position and SQ joined after it (a narrower sort); the class size comes from
+   "__sqlanon_c<j>", a GROUP BY joined back #}
+, {{ OS }} AS (
+    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa",
+           CAST(w."cum" AS DOUBLE) / c."n" AS "x", CAST(w."cum" - w."ns" AS DOUBLE) / c."n" AS "x0"
+    FROM (SELECT {{ CK }}, cs."v", cs."ns",
+                 SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
+          FROM {{ CS }} AS cs) AS w
+    JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
+    JOIN {{ ('__sqlanon_c%d' % j) | ident }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
+
+), {{ RX }} AS (
+    {# per distinct cumulative share x: r = how many positions have Q(i) < x (ties count either way:
+       |x - Q(i)| = 0 there) and SQ(r), by one sort of the distinct x with the m values of Q #}
+    SELECT "x", "r", "sqr" FROM (
+        SELECT u."x", u."kind",
+               SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r",
+               SUM((1 - u."kind") * u."x") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sqr"
         FROM (SELECT DISTINCT "x", 1 AS "kind" FROM {{ OS }} UNION ALL SELECT "q", 0 FROM {{ OQ }}) AS u
     ) AS w WHERE w."kind" = 1
-), {{ ('__sqlanon_or%d' % j) | ident }} AS (
-    SELECT s.*, rx."r" FROM {{ OS }} AS s JOIN {{ ('__sqlanon_rx%d' % j) | ident }} AS rx ON rx."x" = s."x"
 ), {{ ('__sqlanon_o%d' % j) | ident }} AS (
+    {# per row F(x0, a-1) - F(x, a-1) (the SQ(a-1) terms cancel; x0 = 0 has no "__sqlanon_rx" row: r = 0),
+       per class their sum + F(1, m) = m - SQ(m) #}
     SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}
-           CASE WHEN MAX(w."m") > 1 THEN SUM(w."x" * (w."lo" - w."a" + 1) - (COALESCE(ql."sq", 0) - w."sqa")
-                                             + (qb."sq" - COALESCE(ql."sq", 0)) - w."x" * (w."b" - w."lo") + w."head")
-                                         / (MAX(w."m") - 1)
+           CASE WHEN MAX(qm."m") > 1
+                THEN (SUM(w."x0" * (2 * w."lo0" - w."a" + 1) - 2 * w."sq0" - w."x" * (2 * w."lo1" - w."a" + 1) + 2 * w."sq1")
+                      + MAX(qm."m") - MAX(qm."sq")) / (MAX(qm."m") - 1)
                 ELSE 0 END AS "emd_ordered"
-    FROM (SELECT o.*, GREATEST(LEAST(o."r", o."b"), o."a" - 1) AS "lo" FROM {{ ('__sqlanon_or%d' % j) | ident }} AS o) AS w
-    JOIN {{ OQ }} AS qb ON qb."pos" = w."b"
-    LEFT JOIN {{ OQ }} AS ql ON ql."pos" = w."lo"
+    FROM (SELECT s.*,
+                 LEAST(COALESCE(r0."r", 0), s."a" - 1) AS "lo0",
+                 CASE WHEN COALESCE(r0."r", 0) <= s."a" - 1 THEN COALESCE(r0."sqr", 0) ELSE s."sqa" END AS "sq0",
+                 LEAST(r1."r", s."a" - 1) AS "lo1",
+                 CASE WHEN r1."r" <= s."a" - 1 THEN r1."sqr" ELSE s."sqa" END AS "sq1"
+          FROM {{ OS }} AS s
+          JOIN {{ RX }} AS r1 ON r1."x" = s."x"
+          LEFT JOIN {{ RX }} AS r0 ON r0."x" = s."x0") AS w
+    CROSS JOIN (SELECT "m", "sq" FROM {{ OQ }} WHERE "pos" = "m") AS qm
     GROUP BY {% for key in keys %}{% if not loop.first %}, {% endif %}w.{{ key | ident }}{% endfor %}
 
 )

@@ -14,7 +14,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections import Counter
+from fractions import Fraction
 
 import duckdb
 import pandas as pd
@@ -589,4 +591,57 @@ def test_typed_mapping_join_matches_exactly_what_the_text_join_matches(tmp_path)
             assert_view_keeps_policy(con.execute("SELECT * FROM live_rel").df(), con.execute("SELECT * FROM live").df(),
                                      levels, {"k": 2})
     finally:
+        con.close()
+
+
+# -- the ordered EMD the view measures, class by class -------------------------------------------------
+
+def _view_sql_with_final_select(con, view: str, select: str) -> str:
+    """The view's own SQL (its CTEs) with `select` in place of its final SELECT."""
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ?", [view]).fetchone()[0]
+    sql = re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
+    return sql[:sql.rindex(" SELECT g.")] + " " + select
+
+
+def _ordered_emd(class_values: list[int], domain_values: list[int]) -> Fraction:
+    """t-closeness (Li, Li, Venkatasubramanian; ICDE 2007) Sec. 4.2, ordered distance, exactly:
+    1/(m-1) sum_{i<m} |P(1..i) - Q(1..i)| over the m distinct values of the table, in order."""
+    domain = sorted(set(domain_values))
+    if len(domain) == 1:
+        return Fraction(0)
+    p, q = Counter(class_values), Counter(domain_values)
+    cum, d = Fraction(0), Fraction(0)
+    for v in domain[:-1]:
+        cum += Fraction(p[v], len(class_values)) - Fraction(q[v], len(domain_values))
+        d += abs(cum)
+    return d / (len(domain) - 1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.integers(0, 11), st.sampled_from([0, 100, 200, 300])), min_size=1, max_size=30))
+def test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class(hypothesis_releases, rows):
+    """The ordered EMD the view computes per class (its "__sqlanon_o<j>" work table, before the threshold)
+    equals the definition's sum computed exactly, on live tables built from few cost values: cumulative
+    shares of a class equal to the table's (|P - Q| = 0 at a tie), classes of one value, values the class
+    lacks before its first and after its last value, and a table of one distinct value (m = 1: 0)."""
+    db, levels = hypothesis_releases["k=2 t=0.3 ordered cost"]
+    base = base_frame()
+    con = duckdb.connect(db)
+    try:
+        con.execute("BEGIN")
+        con.execute("DELETE FROM live")
+        for i, cost in rows:
+            r = base.iloc[i]
+            con.execute("INSERT INTO live VALUES (?, ?, ?, ?, ?)",
+                        [int(r["zip_code"]), int(r["age"]), r["nationality"], r["condition"], cost])
+        (o,) = set(re.findall(r"(__sqlanon_o\d+) AS \(", _view_sql_with_final_select(con, "live_rel", "")))
+        measured = con.execute(_view_sql_with_final_select(
+            con, "live_rel", f'SELECT g."__sqlanon_key", g."cost", o.emd_ordered FROM "__sqlanon_g" AS g '
+                             f'JOIN {o} AS o ON o."__sqlanon_key" = g."__sqlanon_key"')).df()
+        assert len(measured) == len(rows)
+        domain = [cost for _, cost in rows]
+        for _, g in measured.groupby("__sqlanon_key"):
+            assert g["emd_ordered"].iloc[0] == pytest.approx(float(_ordered_emd(list(g["cost"]), domain)), abs=1e-12)
+    finally:
+        con.execute("ROLLBACK")
         con.close()
