@@ -6,6 +6,8 @@
 2. The source is read once (``stage_source.sql``): grouped by the raw values of the columns sqlanon
    reads, with a row count. The profile (rows, NULLs), the distinct values the generated hierarchies
    are built from, the hierarchy coverage check and the bottom frequency set all read that table.
+   When it is much smaller than the source, it is kept for the release, which then repeats each of
+   its rows by its count instead of reading the source a second time (`release_table.sql`).
    The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
    the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
@@ -34,6 +36,8 @@ from .policy import Policy
 
 PREFIX = "__sqlanon"
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
+# the release is built from the staged source when it has at most this share of the source's rows (`_keep_staged`)
+STAGED_RELEASE_SHARE = 0.5
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -189,6 +193,7 @@ class FrequencySet:
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
+        self.staged: str | None = None     # the staged source when the release is built from it (`_keep_staged`)
         self._cells_xlogx: float | None = None
         self._bottom_rows: int | None = None
         self._counts_source: Any = None     # rollup.counts_source caches its answer here
@@ -240,7 +245,8 @@ class FrequencySet:
         for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
         self._create_frequency_sets(staged)
-        if b.engine != "spark":
+        self.staged = self._keep_staged(staged, checked)
+        if self.staged is None and b.engine != "spark":
             # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
             b.execute("drop_relation.sql", name=staged, kind="TABLE")
         totals = self.sensitive_totals()
@@ -272,6 +278,18 @@ class FrequencySet:
         self.backend.execute("stage_source.sql", name=name, source=self.source, columns=list(dict.fromkeys(columns)),
                              weight=STAGE_WEIGHT)
         return name
+
+    def _keep_staged(self, staged: str, columns: list[str]) -> str | None:
+        """The staged source, kept for the release (`release_table.sql` repeats each of its rows `weight`
+        times instead of reading the source again), or None. Kept when the engine builds a release that way
+        (`Backend.release_from_staged`), every released column is in it (`release.keep` names only columns
+        it holds) and it has at most STAGED_RELEASE_SHARE of the source's rows: then it is small beside the
+        source, and holding it through the search costs little."""
+        b = self.backend
+        if not b.release_from_staged or not set(self.policy.release.keep) <= set(columns):
+            return None
+        groups, rows = b.fetchrow("staged_size.sql", source=staged, weight=STAGE_WEIGHT)
+        return staged if int(groups) <= STAGED_RELEASE_SHARE * int(rows) else None
 
     def _check_covered(self, qis: list[QuasiIdentifier], source: str) -> None:
         """Every value of these columns is in its mapping table (one statement for all of them)."""

@@ -43,7 +43,7 @@ from .catalog import (
 from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
-from .frequency import FrequencySet, QuasiIdentifier
+from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier
 from .policy import Policy
 
 
@@ -197,10 +197,11 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     if kind == "table":
         tmp = f"{name}__sqlanon_tmp"
         supp = fs.create_suppressed_table(result)
-        ctx = _select_context(policy, fs, result, None, supp, None)
+        # from the staged source when the preparation kept it (`FrequencySet._keep_staged`): the same rows
+        ctx = _select_context(policy, fs, result, None, supp, fs.staged)
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
-            b.execute("release_table.sql", name=tmp, **ctx)
+            b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)
             for c in companions:
                 c.build()
             with b.transaction():
