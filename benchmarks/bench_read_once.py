@@ -212,7 +212,8 @@ def render(runs: dict, loads: list[float], profiles: dict, args, versions: list[
              "release, manifest).", "",
              "| format | floor s | " + " | ".join(f"{v} s" for v in versions) + " | new / floor | new / floor "
              "per round (median; range) |" + (" baseline / new |" if "baseline" in versions else ""),
-             "| - | - | " + " | ".join("-" for _ in versions) + " | - | - |" + (" - |" if "baseline" in versions else "")]
+             "| - | - | " + " | ".join("-" for _ in versions) + " | - | - |"
+             + (" - |" if "baseline" in versions else "")]
     for fmt, m in med.items():
         # each round's ratio, its floor and its process measured a few seconds apart under the same load
         ratios = [n / f for n, f in zip(runs[fmt]["new"], runs[fmt]["floor_query"])]
