@@ -210,12 +210,16 @@ def render(runs: dict, loads: list[float], profiles: dict, args, versions: list[
              "floor = one DuckDB GROUP BY over the 9 columns of the file (query time; the process around it in "
              "brackets); baseline / new = the whole `sqlanon anonymize` process (Python start, policy, search, "
              "release, manifest).", "",
-             "| format | floor s | " + " | ".join(f"{v} s" for v in versions) + " | new / floor |"
-             + (" baseline / new |" if "baseline" in versions else ""),
-             "| - | - | " + " | ".join("-" for _ in versions) + " | - |" + (" - |" if "baseline" in versions else "")]
+             "| format | floor s | " + " | ".join(f"{v} s" for v in versions) + " | new / floor | new / floor "
+             "per round (median; range) |" + (" baseline / new |" if "baseline" in versions else ""),
+             "| - | - | " + " | ".join("-" for _ in versions) + " | - | - |"
+             + (" - |" if "baseline" in versions else "")]
     for fmt, m in med.items():
+        # each round's ratio, its floor and its process measured a few seconds apart under the same load
+        ratios = [n / f for n, f in zip(runs[fmt]["new"], runs[fmt]["floor_query"])]
         row = f"| {fmt} | {m['floor_query']:.2f} ({m['floor_process']:.2f}) | " + " | ".join(
-            f"{m[v]:.2f}" for v in versions) + f" | {m['new'] / m['floor_query']:.1f} x |"
+            f"{m[v]:.2f}" for v in versions) + f" | {m['new'] / m['floor_query']:.1f} x | " + (
+            f"{statistics.median(ratios):.1f} x; {min(ratios):.1f} .. {max(ratios):.1f} |")
         if "baseline" in versions:
             row += f" {m['baseline'] / m['new']:.1f} x |"
         lines.append(row)
@@ -223,6 +227,7 @@ def render(runs: dict, loads: list[float], profiles: dict, args, versions: list[
     for fmt, r in runs.items():
         for k, v in r.items():
             lines.append(f"- {fmt} {k}: " + ", ".join(f"{x:.2f}" for x in v))
+    lines.append("- 1-minute load average before each round (formats in turn): " + ", ".join(f"{x:.1f}" for x in loads))
     lines += ["", "## Where the time goes (one profiled run per version and format, in-process)", ""]
     for fmt, per_version in profiles.items():
         for version, p in per_version.items():

@@ -13,6 +13,9 @@ generated once into --data (datasets/landsend/generate.py, seed 0) and reused.
     python benchmarks/bench_scale.py --repeat 3 --spark-repeat 1 --out benchmarks/RESULTS-scale.md
 
 (about 15 minutes on 2 cores, most of it Spark; `--spark-repeat 0` for DuckDB alone, about 2 minutes).
+Each run's JSON line (printed on stderr, kept by --json) also holds `by_template`: every statement's time by
+engine and template ("spark:stage_source.sql", "duckdb:node_counts_branch.sql": [runs, seconds]), where a
+phase's time goes.
 `--json FILE` keeps the raw results; `--render FILE` rewrites the report from them (or from the JSON
 lines the script prints on stderr) without running anything.
 
@@ -51,9 +54,55 @@ def dataset(data: Path, rows: int) -> Path:
     return policy
 
 
+def time_statements() -> dict[str, list]:
+    """Time every statement by its template from now on, in this process: "engine:template" -> [runs,
+    seconds], filled as statements run (DuckDB runs templates through `_cursor`, the others through `_timed`;
+    a DuckDB statement's time includes consuming its result)."""
+    from sqlanon.engines.base import Backend
+    from sqlanon.engines.duckdb import DuckDBBackend
+    per: dict[str, list] = {}
+
+    def add(key: str, t: float) -> None:
+        entry = per.setdefault(key, [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.perf_counter() - t
+
+    timed, cursor = Backend._timed, DuckDBBackend._cursor
+
+    def timed_sql(self, sql, params, want, template):
+        t = time.perf_counter()
+        try:
+            return timed(self, sql, params, want, template)
+        finally:
+            add(f"{self.engine}:{template}", t)
+
+    class Consumed:
+        def __init__(self, cur, key, t):
+            self.cur, self.key, self.t, self.description = cur, key, t, cur.description
+
+        def fetchall(self):
+            out = self.cur.fetchall()
+            add(self.key, self.t)
+            return out
+
+        def fetchnumpy(self):
+            out = self.cur.fetchnumpy()
+            add(self.key, self.t)
+            return out
+
+    def cursor_sql(self, template, params, context):
+        t = time.perf_counter()
+        return Consumed(cursor(self, template, params, context), f"duckdb:{template}", t)
+
+    Backend._timed = timed_sql
+    DuckDBBackend._cursor = cursor_sql
+    return per
+
+
 def worker(engine: str, policy_path: str, master: str, memory: str, metrics: bool) -> dict:
     from sqlanon.anonymizer import Anonymization
     from sqlanon.policy import load_policy
+    statements = time_statements()
     policy = load_policy(policy_path)
     if engine == "spark":
         raw = dict(policy.raw)
@@ -74,7 +123,8 @@ def worker(engine: str, policy_path: str, master: str, memory: str, metrics: boo
            "nodes": run.lattice.size, "minimal": len(result.minimal),
            "chosen": run.chosen.levels if metrics else None,
            "self_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-           "statements": run.backend.statements}
+           "statements": run.backend.statements,
+           "by_template": dict(sorted(statements.items(), key=lambda kv: -kv[1][1]))}
     run.close()
     return out
 

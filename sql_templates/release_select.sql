@@ -4,7 +4,8 @@
    from a table of their codes (`suppressed`, as the release runs) or, for a self-contained statement,
    inline (`suppressed_codes`: rows of integer codes, one column per quasi-identifier). The suppression
    conditions loop over the quasi-identifiers only (`loop.first` of the filtered loop), since a kept or
-   sensitive column may come first in source order. #}
+   sensitive column may come first in source order. With `weight` (the staged source's row-count column,
+   `release_table.sql`) that column is selected too. #}
 SELECT
 {% for col, qi, lvl in columns %}
 {% if qi is none or lvl == 0 %}
@@ -15,6 +16,9 @@ SELECT
 
 {% endif %}
 {% endfor %}
+{% if weight | default(none) %}
+    , src.{{ weight | ident }}
+{% endif %}
 FROM {{ source | relation }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none and (lvl > 0 or suppressed or suppressed_codes) %}

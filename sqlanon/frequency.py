@@ -5,7 +5,11 @@
    ``n0..nH`` (how many base values the level's label covers, for the KL metric).
 2. The source is read once (``stage_source.sql``): grouped by the raw values of the columns sqlanon
    reads, with a row count. The profile (rows, NULLs), the distinct values the generated hierarchies
-   are built from, the hierarchy coverage check and the bottom frequency set all read that table.
+   are built from and the bottom frequency set all read that table; the hierarchy coverage check
+   compares the frequency set's total with the source's rows, and reads the table again only to name
+   the values a taxonomy lacks.
+   When it is much smaller than the source, it is kept for the release, which then repeats each of
+   its rows by its count instead of reading the source a second time (`release_table.sql`).
    The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
    the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
@@ -34,6 +38,8 @@ from .policy import Policy
 
 PREFIX = "__sqlanon"
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
+# the release is built from the staged source when it has at most this share of the source's rows (`_keep_staged`)
+STAGED_RELEASE_SHARE = 0.5
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
@@ -189,6 +195,7 @@ class FrequencySet:
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
+        self.staged: str | None = None     # the staged source when the release is built from it (`_keep_staged`)
         self._cells_xlogx: float | None = None
         self._bottom_rows: int | None = None
         self._counts_source: Any = None     # rollup.counts_source caches its answer here
@@ -236,11 +243,12 @@ class FrequencySet:
             if values is None or not set(values) <= set(table.values):
                 uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
-        self._check_covered(uncovered, staged)
         for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
         self._create_frequency_sets(staged)
-        if b.engine != "spark":
+        self._check_covered(uncovered, staged)
+        self.staged = self._keep_staged(staged, checked)
+        if self.staged is None and b.engine != "spark":
             # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
             b.execute("drop_relation.sql", name=staged, kind="TABLE")
         totals = self.sensitive_totals()
@@ -273,16 +281,40 @@ class FrequencySet:
                              weight=STAGE_WEIGHT)
         return name
 
-    def _check_covered(self, qis: list[QuasiIdentifier], source: str) -> None:
-        """Every value of these columns is in its mapping table (one statement for all of them)."""
+    def _keep_staged(self, staged: str, columns: list[str]) -> str | None:
+        """The staged source, kept for the release (`release_table.sql` repeats each of its rows `weight`
+        times instead of reading the source again), or None. Kept when the engine builds a release that way
+        (`Backend.release_from_staged`), every released column is in it (`release.keep` names only columns
+        it holds) and it has at most STAGED_RELEASE_SHARE of the source's rows: then it is small beside the
+        source, and holding it through the search costs little."""
+        b = self.backend
+        if not b.release_from_staged or not set(self.policy.release.keep) <= set(columns):
+            return None
+        groups, rows = b.fetchrow("staged_size.sql", source=staged, weight=STAGE_WEIGHT)
+        return staged if int(groups) <= STAGED_RELEASE_SHARE * int(rows) else None
+
+    def _check_covered(self, qis: list[QuasiIdentifier], staged: str) -> None:
+        """Every value of these columns is in its mapping table. The bottom frequency set joins every column
+        to its mapping table, so it holds every source row exactly when they are all covered: its total is
+        compared with the source's rows (a sum over the frequency set, where the count queries run), and only
+        when rows are missing does one statement over the staged source name the values that are not
+        covered. (On Spark the anti-joins over a staged source of millions of rows took longer than the
+        frequency set itself.)"""
         if not qis:
             return
+        rows = (self.rows if not self.entity else
+                int(self.backend.fetchrow("staged_size.sql", source=staged, weight=STAGE_WEIGHT)[1]))
+        held = int(self.counts.fetchrow("frequency_set_total.sql", fs=self.fs_table)[0])
+        if held == rows:
+            return
         checks = [{"column": q.name, "map_table": q.map_table} for q in qis]
-        missing = self.backend.fetchall("missing_values_many.sql", source=source, checks=checks)
+        missing = self.backend.fetchall("missing_values_many.sql", source=staged, checks=checks)
         for pos, q in enumerate(qis):
             values = sorted(v for i, v in missing if i == pos)
             if values:
                 raise UnknownValues(q.name, values, str(q.hierarchy.source))
+        # every value covered, yet rows lost or gained in the joins: a bug, not bad input
+        raise RuntimeError(f"the bottom frequency set holds {held} rows of the source's {rows}")
 
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:

@@ -4,9 +4,13 @@ The release keeps the source's column names: each quasi-identifier holds its hie
 chosen level (the original value at level 0), the sensitive attributes and any `release.keep` columns
 are copied unchanged, and the rows of suppressed blocks are left out. A table is built under a
 temporary name and swapped in by one transaction (drop old, rename new), so a failed run leaves the
-previous release, or nothing, never half a table. A view needs its mapping tables to persist: they are
-written beside it (``<name>__map_<i>``) in the same transaction. A view enforces the policy at every
-read (`sqlanon.views`).
+previous release, or nothing, never half a table. When the preparation kept the staged source
+(`FrequencySet._keep_staged`: on DuckDB, when it has at most half the source's rows and holds every
+released column), the table is built from it, each staged row repeated by its count: the same rows and
+column types as the SELECT over the source (`sqlanon sql`), without reading the source again, in an
+order of their own (a table has none; this one does not follow the source's). A view needs its
+mapping tables to persist: they are written beside it (``<name>__map_<i>``) in the same transaction.
+A view enforces the policy at every read (`sqlanon.views`).
 
 Ownership: before anything is built, every name the release will write is checked against the release
 catalog (`sqlanon.catalog`): the source table is never a target, and an existing table or view is
@@ -43,7 +47,7 @@ from .catalog import (
 from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
-from .frequency import FrequencySet, QuasiIdentifier
+from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier
 from .policy import Policy
 
 
@@ -197,10 +201,11 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     if kind == "table":
         tmp = f"{name}__sqlanon_tmp"
         supp = fs.create_suppressed_table(result)
-        ctx = _select_context(policy, fs, result, None, supp, None)
+        # from the staged source when the preparation kept it (`FrequencySet._keep_staged`): the same rows
+        ctx = _select_context(policy, fs, result, None, supp, fs.staged)
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
-            b.execute("release_table.sql", name=tmp, **ctx)
+            b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)
             for c in companions:
                 c.build()
             with b.transaction():

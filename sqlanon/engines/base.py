@@ -105,6 +105,9 @@ class Backend:
     engine = "base"
     dialect = templates.TEMPLATE_DIALECT
     path: Path | None = None    # the database file, for engines that have one
+    # a table release may be built from the staged source, each of its rows repeated by its count
+    # (`release_table.sql` with `weight`), instead of reading the source again
+    release_from_staged = False
 
     def __init__(self):
         self.statements = 0

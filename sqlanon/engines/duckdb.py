@@ -19,6 +19,7 @@ class DuckDBBackend(Backend):
 
     engine = "duckdb"
     dialect = "duckdb"
+    release_from_staged = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False):
         super().__init__()

@@ -1,0 +1,184 @@
+"""The release built from the staged source (each staged row repeated by its count) holds exactly the rows
+and column types of the release read from the source, and the source is then read once in the whole run."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from sqlanon import frequency
+from sqlanon.anonymizer import Anonymization
+from sqlanon.engines.duckdb import connect
+from sqlanon.errors import UnknownValues
+from sqlanon.policy import load_policy
+
+from conftest import HOSPITAL, adult_policy
+
+# 2,000 rows of typed columns: (i % 40, i % 3, i % 5, i % 7) repeats every 840 rows, so the staged source has
+# 840 rows (42 % of the source: kept by the automatic rule too)
+TYPED = """CREATE TABLE people AS SELECT
+    CAST(20 + i % 40 AS INTEGER) AS age,
+    ['f', 'm', 'x'][i % 3 + 1] AS sex,
+    DATE '2024-01-01' + CAST(i % 5 AS INTEGER) AS visit,
+    CAST((i % 7) / 4 AS DECIMAL(6, 2)) AS score,
+    CAST(i % 11 AS SMALLINT) AS customer,
+    i AS row_id
+FROM range(2000) AS r(i)"""
+
+HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                "nationality": {"hierarchy": "suppress"}}
+TYPED_QIS = {"age": {"hierarchy": "intervals", "widths": [10, 20]}, "sex": {"hierarchy": "suppress"},
+             "visit": {"hierarchy": "suppress"}}
+
+
+def _typed_policy(tmp_path, **extra):
+    policy = {"source": {"table": "people"}, "quasi_identifiers": TYPED_QIS, "sensitive": ["score"],
+              "privacy": {"k": 30}, "release": {"name": "rel"}}
+    policy.update(extra)
+    return load_policy(policy, base_dir=tmp_path)
+
+
+def _release(policy, levels, share, monkeypatch, connection):
+    """(column types, rows with their multiplicity, row count, staged source used?, suppressed rows) of the
+    release of `levels` (or of the chosen node), the staged source kept when it has at most `share` of the
+    source's rows. The run closes `connection`."""
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", share)
+    with Anonymization(policy, connection=connection) as run:
+        if levels is None:
+            run.choose()
+        else:
+            run.use_node(levels)
+        run.materialize()
+        con, rel = run.backend.con, policy.release.name
+        types = con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {rel})").fetchall()
+        rows = con.execute(f"SELECT *, COUNT(*) FROM {rel} GROUP BY ALL ORDER BY ALL").fetchall()
+        n = con.execute(f"SELECT COUNT(*) FROM {rel}").fetchone()[0]
+        return types, rows, n, run.fs.staged is not None, run.chosen.result.suppressed_rows
+
+
+CASES = {
+    # every QI generalized, one left at level 0 (copied with its type), a DATE QI suppressed
+    "typed table, age 1 sex 0 visit 1": ("typed", {"age": 1, "sex": 0, "visit": 1}, {}),
+    # every QI at level 0: every column copied, INTEGER, VARCHAR, DATE and DECIMAL as in the source
+    "typed table, bottom node": ("typed", {"age": 0, "sex": 0, "visit": 0}, {"privacy": {"k": 2}}),
+    # the entity key kept in the release (it is in the staged source), counts of distinct persons
+    "typed table, entity key kept": ("typed", {"age": 2, "sex": 1, "visit": 0},
+                                     {"entity_key": "customer", "release": {"name": "rel", "keep": ["customer"]},
+                                      "privacy": {"k": 3}}),
+    # suppressed blocks left out (max_suppression), the suppression anti-join over the staged source
+    "adult parquet, suppression": ("adult", None, {}),
+    "hospital csv": ("hospital", None, {}),
+}
+
+
+def _case_policy(kind, extra, tmp_path):
+    if kind == "typed":
+        return _typed_policy(tmp_path, **extra)
+    if kind == "adult":
+        return load_policy(adult_policy(4, {"k": 50, "max_suppression": 0.02}), base_dir=tmp_path)
+    return load_policy({"source": {"csv": str(HOSPITAL / "hospital.csv")}, "quasi_identifiers": HOSPITAL_QIS,
+                        "sensitive": ["condition"], "privacy": {"k": 4}, "release": {"name": "rel"}}, base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_release_from_the_staged_source_equals_the_release_from_the_source(case, tmp_path, monkeypatch):
+    kind, levels, extra = CASES[case]
+    got = {}
+    for share in (0.0, 1.0):          # never kept (the release reads the source), always kept
+        con = duckdb.connect(str(tmp_path / f"out{share}.duckdb"))
+        if kind == "typed":
+            con.execute(TYPED)
+        got[share] = _release(_case_policy(kind, extra, tmp_path), levels, share, monkeypatch, connection=con)
+    (types0, rows0, n0, staged0, supp0), (types1, rows1, n1, staged1, supp1) = got[0.0], got[1.0]
+    assert not staged0 and staged1
+    assert types1 == types0                      # the same columns in the same order, of the same types
+    assert rows1 == rows0                        # the same rows, each as many times
+    assert n1 == n0 == sum(r[-1] for r in rows0)
+    assert supp1 == supp0
+    if kind == "typed":
+        assert dict(types0)["age"] == ("INTEGER" if levels["age"] == 0 else "VARCHAR")
+        assert dict(types0)["visit"] == ("DATE" if levels["visit"] == 0 else "VARCHAR")
+        assert dict(types0)["score"] == "DECIMAL(6,2)"
+        assert n0 == 2000
+    if kind == "adult":
+        assert supp0 > 0 and n0 == 45222 - supp0
+    if kind == "hospital":
+        assert n0 == 12
+
+
+def test_typed_bottom_node_copies_every_value(tmp_path, monkeypatch):
+    """At the bottom node the release built from the staged source is the source's own columns, row for row
+    (as a multiset): compared with the source table itself."""
+    con = duckdb.connect(str(tmp_path / "o.duckdb"))
+    con.execute(TYPED)
+    _release(_typed_policy(tmp_path, privacy={"k": 1}), {"age": 0, "sex": 0, "visit": 0}, 1.0, monkeypatch,
+             connection=con)
+    con = duckdb.connect(str(tmp_path / "o.duckdb"))         # the run closed the connection it was given
+    source = con.execute("SELECT age, sex, visit, score, COUNT(*) FROM people GROUP BY ALL ORDER BY ALL").fetchall()
+    release = con.execute("SELECT age, sex, visit, score, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
+    assert release == source and len(source) == 840
+    assert con.execute("SELECT COUNT(*) FROM (SELECT age, sex, visit, score FROM people EXCEPT ALL "
+                       "SELECT age, sex, visit, score FROM rel)").fetchone()[0] == 0
+    con.close()
+
+
+def _scans(log: list[str]) -> list[str]:
+    """The statements that read the source's rows (not its column list, LIMIT 0, nor the view's drop)."""
+    return [s for s in log if 'FROM "__sqlanon_source"' in s and not s.rstrip().endswith("LIMIT 0")]
+
+
+def test_a_repetitive_csv_is_read_once_in_the_whole_run(tmp_path):
+    """The hospital table 25 times over (300 rows, 12 distinct): the staged source (12 rows, 4 % of the
+    source) is kept by the automatic rule, and the release repeats its rows: one read of the CSV file."""
+    csv = tmp_path / "h25.csv"
+    duckdb.connect().execute(f"COPY (SELECT h.* FROM read_csv(?) AS h, range(25)) TO '{csv}' (HEADER)",
+                             [str(HOSPITAL / "hospital.csv")])
+    policy = load_policy({"source": {"csv": str(csv)}, "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"],
+                          "privacy": {"k": 100}, "release": {"name": "rel"}}, base_dir=tmp_path)
+    backend = connect()
+    backend.log = []
+    with Anonymization(policy, connection=backend) as run:
+        run.choose()
+        run.materialize()
+        assert run.fs.staged is not None
+        assert len(_scans(backend.log)) == 1
+        release = [s for s in backend.log if s.lstrip().startswith("CREATE OR REPLACE TABLE")]
+        assert len(release) == 1 and 'range(g."__sqlanon_rows")' in release[0]
+        assert backend.con.execute("SELECT COUNT(*) FROM rel").fetchone()[0] == 300
+        # every release row stands for 25 source rows of one original record: counts are multiples of 25
+        counts = [c for (c,) in backend.con.execute("SELECT COUNT(*) FROM rel GROUP BY ALL").fetchall()]
+        assert sum(counts) == 300 and all(c % 25 == 0 for c in counts)
+
+
+@pytest.mark.parametrize(("keep", "share", "kept"), [
+    ([], 0.5, True),                 # 840 staged rows of 2,000 source rows: kept
+    ([], 0.4, False),                # above this share: dropped, the release reads the source
+    (["row_id"], 1.0, False),        # a released column the staged source does not hold: read the source
+])
+def test_when_the_staged_source_is_kept(keep, share, kept, tmp_path, monkeypatch):
+    con = duckdb.connect(str(tmp_path / "o.duckdb"))
+    con.execute(TYPED)
+    policy = _typed_policy(tmp_path, release={"name": "rel", "keep": keep})
+    types, rows, n, staged, _ = _release(policy, {"age": 1, "sex": 0, "visit": 1}, share, monkeypatch,
+                                            connection=con)
+    assert staged is kept
+    assert n == 2000
+    assert [c for c, _ in types] == ["age", "sex", "visit", "score"] + keep
+    # kept or not, the staged table is gone once the run has closed its connection (a temporary table)
+    con = duckdb.connect(str(tmp_path / "o.duckdb"))
+    assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE '%staged%'").fetchone()[0] == 0
+    con.close()
+
+
+@pytest.mark.parametrize("entity", [None, "customer"])
+def test_a_value_missing_from_a_taxonomy_is_named(entity, tmp_path):
+    """The coverage check compares the bottom frequency set's total with the source's rows; when a taxonomy
+    lacks a value ('x' here, 667 of the 2,000 rows), the statement that names the missing values runs."""
+    (tmp_path / "sex.csv").write_text("sex,level_1\nf,*\nm,*\n")
+    con = duckdb.connect()
+    con.execute(TYPED)
+    extra = {"entity_key": entity} if entity else {}
+    policy = _typed_policy(tmp_path, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}}, **extra)
+    with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy") as e:
+        Anonymization(policy, connection=con)
+    assert e.value.values == ["x"]
