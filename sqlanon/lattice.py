@@ -198,11 +198,19 @@ def _candidates(subset: tuple[int, ...], heights, S: dict[tuple[int, ...], np.nd
     broadcast along the removed attribute's axis, holds it.
     """
     shape = tuple(heights[a] + 1 for a in subset)
-    out = np.ones(shape, dtype=bool)
     if len(subset) == 1:
-        return out
+        return np.ones(shape, dtype=bool)
+    out: np.ndarray | None = None
     for j in range(len(subset)):
-        out &= np.expand_dims(S[subset[:j] + subset[j + 1:]], axis=j)
+        # the projection without attribute j, with a length-1 axis where j was (it broadcasts along it)
+        part = S[subset[:j] + subset[j + 1:]].reshape(shape[:j] + (1,) + shape[j + 1:])
+        if out is None:
+            out = np.broadcast_to(part, shape).copy()
+        else:
+            out &= part
+        if not out.any():
+            break                           # no candidate left: the other projections cannot add one
+    assert out is not None
     return out
 
 
@@ -261,7 +269,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     height_of: dict[tuple[int, ...], np.ndarray] = {full_shape: full_heights}
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
-        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, list[int], np.ndarray, np.ndarray]] = {}
+        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         candidates = 0
         for subset in itertools.combinations(range(n), size):
             cand = _candidates(subset, heights, S)
@@ -284,7 +292,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             order = np.argsort(hs, kind="stable")
             flat, hs = flat[order], hs[order]
             coords = np.column_stack(np.unravel_index(flat, cand.shape))
-            strides = [int(st) // S[subset].itemsize for st in S[subset].strides]
+            strides = np.array([int(st) // S[subset].itemsize for st in S[subset].strides], dtype=np.int64)
             bounds = np.searchsorted(hs, np.arange(int(hs[-1]) + 2))
             work[subset] = (flat, coords, strides, bounds, rooted.ravel()[flat])
             candidates += len(flat)
@@ -297,10 +305,11 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
                 lo, hi = bounds[h], bounds[h + 1]
                 nodes, levels = flat[lo:hi], coords[lo:hi]
                 s = S[subset].reshape(-1)           # a view: writes land in S[subset]
-                inferred = rooted[lo:hi].copy()
-                for axis, stride in enumerate(strides):
-                    below = levels[:, axis] > 0
-                    inferred[below] |= s[nodes[below] - stride]
+                # every direct specialization at once: the flat index less one axis's stride, where that
+                # axis's level is above 0 (else index 0, masked out)
+                below = levels > 0
+                specializations = np.where(below, nodes[:, None] - strides[None, :], 0)
+                inferred = rooted[lo:hi] | (s[specializations] & below).any(axis=1)
                 s[nodes[inferred]] = True
                 todo.extend((subset, tuple(int(v) for v in idx)) for idx in levels[~inferred])
             if todo:
