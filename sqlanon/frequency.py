@@ -152,12 +152,22 @@ def _runs(keys: np.ndarray) -> np.ndarray:
 PACKED_KEY_LIMIT = float(2 ** 62)
 
 
+def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
+    """Mixed-radix keys -> one contiguous code array per digit, the first attribute most significant."""
+    out: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(radices)
+    rest = keys
+    for i in range(len(radices) - 1, 0, -1):
+        rest, out[i] = np.divmod(rest, radices[i])
+    if radices:
+        out[0] = rest if rest is not keys else keys.copy()
+    return out
+
+
 def _unpack(keys: np.ndarray, radices: list[int]) -> np.ndarray:
-    """Mixed-radix keys -> (len(keys), len(radices)) codes, the first attribute most significant."""
+    """Mixed-radix keys -> (len(keys), len(radices)) codes (`_unpack_columns` as one array)."""
     out = np.empty((len(keys), len(radices)), dtype=np.int64)
-    rest = keys.copy()
-    for i in range(len(radices) - 1, -1, -1):
-        rest, out[:, i] = np.divmod(rest, radices[i])
+    for i, column in enumerate(_unpack_columns(keys, radices)):
+        out[:, i] = column
     return out
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs, _unpack
+from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs, _unpack, _unpack_columns
 
 # the largest bottom frequency set fetched for rolling up in memory (cells = rows of the aggregate; about
 # 60 bytes each with a few attributes); larger ones are rolled up by the database, one GROUP BY per node
@@ -59,35 +59,21 @@ class Cells:
     def rows(self) -> int:
         return len(self.n)
 
-    def _unpack_all(self) -> None:
-        assert self.key is not None and self.radices is not None
-        columns = _unpack_columns(self.key, self.radices)
-        self._codes, self._sens = columns[:len(self.attrs)], columns[len(self.attrs):]
+    def _columns(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(codes, sens), unpacked from the key on first use."""
+        if self._codes is None or self._sens is None:
+            assert self.key is not None and self.radices is not None
+            columns = _unpack_columns(self.key, self.radices)
+            self._codes, self._sens = columns[:len(self.attrs)], columns[len(self.attrs):]
+        return self._codes, self._sens
 
     @property
     def codes(self) -> list[np.ndarray]:
-        if self._codes is None:
-            self._unpack_all()
-        assert self._codes is not None
-        return self._codes
+        return self._columns()[0]
 
     @property
     def sens(self) -> list[np.ndarray]:
-        if self._sens is None:
-            self._unpack_all()
-        assert self._sens is not None
-        return self._sens
-
-
-def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
-    """Mixed-radix keys -> one contiguous code array per digit (`frequency._unpack`, column by column)."""
-    out: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(radices)
-    rest = keys
-    for i in range(len(radices) - 1, 0, -1):
-        rest, out[i] = np.divmod(rest, radices[i])
-    if radices:
-        out[0] = rest if rest is not keys else keys.copy()
-    return out
+        return self._columns()[1]
 
 
 def _pack(columns: list[np.ndarray] | np.ndarray, radices: list[int], rows: int) -> np.ndarray:
@@ -121,12 +107,6 @@ def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, n
         return uniques, position[key]
     uniques, inverse = np.unique(key, return_inverse=True)
     return uniques, inverse.reshape(-1)
-
-
-def _sum_by_key(columns: list[np.ndarray], radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unique packed keys in ascending order, the sum of `n` over the rows of each) for rows of small
-    integer codes: `_group` without the inverse index, which a roll-up does not need."""
-    return _sum_packed(_pack(columns, radices, len(n)), radices, n)
 
 
 def _sum_packed(key: np.ndarray, radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -296,12 +276,20 @@ class RollupCounts:
                 options.append(own)
         return min(options, key=lambda src: self._roll_cost(src, attrs))
 
+    def _keys_of(self, src: Cells) -> GroupKeys | None:
+        """The kept group keys of `src` when it is a bottom (with or without the sensitive codes), else None."""
+        if src is self.bottom:
+            return self.bottom_keys
+        if src is getattr(self, "bottom_sizes", None):          # None while __init__ builds it
+            return self.sizes_keys
+        return None
+
     def _roll_cost(self, src: Cells, attrs: tuple[int, ...]) -> int:
         """Passes over `src`'s rows times its rows: from a bottom, one multiply-add per group of attributes
         used and the sum; else a gather and a multiply-add per attribute, the sum, and unpacking its codes
         when no roll-up has read them yet."""
-        if src is self.bottom or src is self.bottom_sizes:
-            keys = self.bottom_keys if src is self.bottom else self.sizes_keys
+        keys = self._keys_of(src)
+        if keys is not None:
             return src.rows * (keys.groups_used(attrs) + 3)
         unpack = 0 if src._codes is not None else len(src.attrs) + src.sensitive
         return src.rows * (2 * len(attrs) + 3 + unpack)
@@ -316,7 +304,7 @@ class RollupCounts:
             self.cache.move_to_end(key)
             return hit
         src = self._source(attrs, lv, with_sensitive)
-        if src is self.bottom or src is self.bottom_sizes:
+        if self._keys_of(src) is not None:
             self.rolled_from_bottom += 1
         else:
             self.rolled_from_cache += 1
@@ -331,9 +319,9 @@ class RollupCounts:
     def _roll(self, src: Cells, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
         """`src` rolled up to `levels` over `attrs` (a subset of its attributes, at levels no lower)."""
         m = self.m if with_sensitive else []
-        if src is self.bottom or src is getattr(self, "bottom_sizes", None):
+        keys = self._keys_of(src)
+        if keys is not None:
             # from a bottom: its keys at any levels are a few multiply-adds of kept group keys
-            keys = self.bottom_keys if src is self.bottom else self.sizes_keys
             key, radices = keys.key(attrs, levels)
             if not with_sensitive and src is self.bottom:        # the bottom's sizes-only roll-up (once)
                 key, radices = key // int(np.prod(self.m, dtype=np.int64)), radices[:len(attrs)]
