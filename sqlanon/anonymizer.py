@@ -40,6 +40,9 @@ from .release import Output, materialize, select_sql
 from .search import find_minimal
 from .version import __version__
 
+NOTHING_SATISFIES = ("no generalization satisfies the policy, not even the most general one; loosen the privacy "
+                     "models or allow suppression (privacy.max_suppression)")
+
 
 @dataclass
 class Candidate:
@@ -152,11 +155,7 @@ class Anonymization:
             The `SearchResult` (also `self.result`).
         """
         t = time.perf_counter()
-        self.candidates = []
-        if self.result is not None or self.chosen is None or self.chosen.result is None:
-            # a new search replaces the release; one that only lists the minimal nodes after the bounded
-            # optimum search (`searched`, for the report) keeps it
-            self.optimum, self.chosen = None, None
+        self.optimum, self.candidates, self.chosen = None, [], None
         options = self.policy.search
         if mode == "incognito" and self.lattice.size > options.max_nodes:
             mode = "heuristic"
@@ -173,13 +172,17 @@ class Anonymization:
         return self.result
 
     def searched(self) -> SearchResult:
-        """The search's result, searching first when `search` has not run (after the bounded optimum search,
-        that lists the minimal nodes and keeps the release)."""
+        """The search's result, searching first when `search` has not run. A release already chosen without it
+        (the bounded optimum search, `use_node`) is kept; after the bounded search its scores go to the
+        minimal nodes."""
         if self.result is not None:
             return self.result
+        optimum, chosen = self.optimum, self.chosen   # a release chosen without the search (bounded, `use_node`)
         result = self.search()
-        if self.optimum is not None:
-            self._list_minimal(result, self.optimum)
+        if chosen is not None:
+            self.optimum, self.chosen = optimum, chosen
+        if optimum is not None:
+            self._list_minimal(result, optimum)
         return result
 
     def _list_minimal(self, searched: SearchResult, optimum: Optimum) -> None:
@@ -259,26 +262,26 @@ class Anonymization:
             DataError: no node satisfies the policy.
         """
         if self.result is None and self.optimum is None and self._bounded_search():
-            return self._choose_bounded()
-        searched = self.searched()
-        if not searched.minimal:
-            if any(p.get("phase") == "heuristic" for p in searched.per_level):
-                limit = self.policy.search.time_limit_s
-                raise DataError(f"the heuristic search found no satisfying node in {limit:g} s "
-                                f"(the lattice has {self.lattice.size:,} nodes); raise search.time_limit_s, or loosen "
-                                "the privacy models")
-            raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
-                            "privacy models or allow suppression (privacy.max_suppression)")
-        t = time.perf_counter()
-        if self.optimum is None:
-            self.optimum = find_optimum(self.lattice, self.checker, searched, self.policy.utility, self.progress)
-            self.progress.done()
-        optimum = self.optimum
-        levels = self.lattice.levels(optimum.node)
+            t = time.perf_counter()
+            self.optimum = self._bounded_optimum()
+        else:
+            searched = self.searched()
+            if not searched.minimal:
+                if any(p.get("phase") == "heuristic" for p in searched.per_level):
+                    limit = self.policy.search.time_limit_s
+                    raise DataError(f"the heuristic search found no satisfying node in {limit:g} s (the lattice has "
+                                    f"{self.lattice.size:,} nodes); raise search.time_limit_s, or loosen the privacy "
+                                    "models")
+                raise DataError(NOTHING_SATISFIES)
+            t = time.perf_counter()
+            if self.optimum is None:
+                self.optimum = find_optimum(self.lattice, self.checker, searched, self.policy.utility, self.progress)
+                self.progress.done()
+            if not self.candidates:
+                self._list_minimal(searched, self.optimum)
+        levels = self.lattice.levels(self.optimum.node)
         result = self.checker.evaluate(levels, known_satisfying=True)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
-        if not self.candidates:
-            self._list_minimal(searched, optimum)
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
 
@@ -287,22 +290,15 @@ class Anonymization:
         return self.lattice.size <= self.policy.search.max_nodes and bounded_applies(self.policy.utility,
                                                                                      self.checker)
 
-    def _choose_bounded(self) -> Candidate:
-        t = time.perf_counter()
+    def _bounded_optimum(self) -> Optimum:
         self.progress.message(f"lattice of {self.lattice.size:,} nodes ({len(self.lattice.names)} quasi-identifiers): "
                               "optimum search over the nodes that can beat a greedy release")
         try:
-            self.optimum = bounded_optimum(self.lattice, self.checker, self.progress)
+            return bounded_optimum(self.lattice, self.checker, self.progress)
         except ValueError:
-            raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
-                            "privacy models or allow suppression (privacy.max_suppression)") from None
+            raise DataError(NOTHING_SATISFIES) from None
         finally:
             self.progress.done()
-        levels = self.lattice.levels(self.optimum.node)
-        result = self.checker.evaluate(levels, known_satisfying=True)
-        self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
-        self.timings["optimum"] = time.perf_counter() - t
-        return self.chosen
 
     def use_node(self, levels: dict[str, int]) -> Candidate:
         """Choose a given node instead of searching (`sqlanon apply` re-applies a manifest's node).

@@ -36,6 +36,7 @@ over that up-set only, which is far smaller than the policy's satisfying nodes w
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -268,15 +269,13 @@ def greedy_release(lattice: Lattice, checker: NodeChecker) -> Node:
             checker.satisfied_many([lattice.levels(n) for n in todo])
         return {n: checker.stats[n] for n in nodes}
 
-    def cost(stats: NodeStats) -> float:        # discernibility as if every failing class were suppressed
-        return stats.kept_sum_sq + float(fs.rows) * stats.suppressed
-
     node = tuple(0 for _ in names)
     current = stats_of([node])[node]
     while not current.satisfied:
         ups = list(direct_generalizations(node, lattice.heights))
         found = stats_of(ups)
-        node = min(ups, key=lambda n: (cost(found[n]), sum(n), n))
+        # discernibility counts every failing class as suppressed, whether the node fits the budget or not
+        node = min(ups, key=lambda n: (_discernibility(found[n], fs.rows), sum(n), n))
         current = found[node]
     value = _discernibility(current, fs.rows)
     while True:
@@ -289,6 +288,7 @@ def greedy_release(lattice: Lattice, checker: NodeChecker) -> Node:
 
 
 def _discernibility(stats: NodeStats, rows: int) -> float:
+    """Discernibility of a judged node's release (its failing classes suppressed), satisfying or not."""
     value = from_stats("discernibility", stats, rows)
     assert value is not None        # the node's models were judged: its release's sizes are known
     return value
@@ -344,9 +344,7 @@ def bounded_optimum(lattice: Lattice, checker: NodeChecker, progress=None,
         for node, stats in restricted.stats.items():
             # the same models: a node's suppressed rows are the policy's, only the budget differs
             if node not in checker.stats and stats.satisfied is not None:
-                checker.stats[node] = NodeStats(stats.sum_sq, stats.min_size, stats.classes,
-                                                stats.suppressed <= checker.budget, stats.kept_rows,
-                                                stats.kept_classes, stats.kept_sum_sq, stats.suppressed)
+                checker.stats[node] = dataclasses.replace(stats, satisfied=stats.suppressed <= checker.budget)
         satisfying = search.satisfying | {start}
         up_set = SearchResult(lattice, satisfying, minimal_in_up_set(satisfying), search.evaluated,
                               search.seconds, search.per_level)

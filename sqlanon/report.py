@@ -149,10 +149,8 @@ def _relative(source: str, base_dir: Path) -> str:
 def _ensure_searched(run: Anonymization) -> None:
     """The search, the scored minimal nodes and the chosen node, whatever the run already did."""
     if run.result is None:
-        chosen = run.chosen           # `use_node` (sqlanon apply) chose without searching
-        run.search()
+        run.searched()                # keeps a node chosen without searching (`use_node`, the bounded search)
         run.score_minimal()
-        run.chosen = chosen
     elif run.scored != "all":
         run.score_minimal()
     if run.chosen is None:
