@@ -136,13 +136,27 @@ WITH "__sqlanon_g" AS (
 {# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
    running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
    engine), the position and SQ joined after it (a narrower sort); the class size comes from
-   "__sqlanon_c<j>", a GROUP BY joined back #}
+   "__sqlanon_c<j>", a GROUP BY joined back. Spark sums per class (PARTITION BY the class keys: a window
+   without partitions runs on one Spark task); elsewhere one running sum over all counts ordered by (class,
+   value) minus the class's "base" (the sizes of the classes before it in the same order, a running sum over
+   the per-class rows): one sort of the counts with no partitioning, about half the window's time of 64,000
+   partitions on DuckDB (benchmarks/RESULTS-views.md) #}
 , {{ OS }} AS (
     SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa",
            CAST(w."cum" AS DOUBLE) / c."n" AS "x", CAST(w."cum" - w."ns" AS DOUBLE) / c."n" AS "x0"
+{% if partition_window %}
     FROM (SELECT {{ CK }}, cs."v", cs."ns",
                  SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
           FROM {{ CS }} AS cs) AS w
+{% else %}
+    FROM (SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}g."v", g."ns", g."cum" - b."base" AS "cum"
+          FROM (SELECT {{ CK }}, cs."v", cs."ns",
+                       SUM(cs."ns") OVER (ORDER BY {{ CK }}, cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
+                FROM {{ CS }} AS cs) AS g
+          JOIN (SELECT {{ K }}, COALESCE(SUM("n") OVER (ORDER BY {{ K }} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS "base"
+                FROM {{ ('__sqlanon_c%d' % j) | ident }}) AS b
+              ON {% for key in keys %}{% if not loop.first %} AND {% endif %}b.{{ key | ident }} = g.{{ key | ident }}{% endfor %}) AS w
+{% endif %}
     JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
     JOIN {{ ('__sqlanon_c%d' % j) | ident }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
 

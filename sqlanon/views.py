@@ -179,7 +179,7 @@ def view_context(name: str, policy, fs, columns: list, maps: dict[str, str], sou
     keys = ["__sqlanon_key"] if packed else [f"__sqlanon_k{i}" for i in range(len(qi_cols))]
     joins = map_joins({c: t for c, t in (types or {}).items() if c in qi_cols}, dialect)
     return dict(name=name, columns=columns, source=source, maps=maps, qi_cols=qi_cols, keys=keys, packed=packed,
-                joins=joins, **ctx)
+                joins=joins, partition_window=dialect == "spark", **ctx)
 
 
 def create_view(backend, name: str, policy, fs, columns: list, maps: dict[str, str], source: str) -> None:
