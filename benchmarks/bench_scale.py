@@ -99,15 +99,21 @@ def time_statements() -> dict[str, list]:
     return per
 
 
-def worker(engine: str, policy_path: str, master: str, memory: str, metrics: bool) -> dict:
+def worker(engine: str, policy_path: str, master: str, memory: str, metrics: bool, anonymize: bool = False) -> dict:
+    import shutil
+    import tempfile
+
     from sqlanon.anonymizer import Anonymization
     from sqlanon.policy import load_policy
     statements = time_statements()
     policy = load_policy(policy_path)
+    # --anonymize releases a table: on Spark into a warehouse folder of its own, removed afterwards
+    warehouse = tempfile.mkdtemp(prefix="sqlanon-bench-warehouse-")
     if engine == "spark":
         raw = dict(policy.raw)
         raw["source"] = {"engine": "spark", "master": master, "parquet": str(policy.source.path),
-                         "table": "landsend", "conf": {"spark.driver.memory": memory}}
+                         "table": "landsend", "conf": {"spark.driver.memory": memory,
+                                                       "spark.sql.warehouse.dir": warehouse}}
         policy = load_policy(raw, base_dir=policy.base_dir)
     t0 = time.perf_counter()
     run = Anonymization(policy, db=":memory:")
@@ -118,14 +124,21 @@ def worker(engine: str, policy_path: str, master: str, memory: str, metrics: boo
         run.score_minimal()
         run.choose()
     t3 = time.perf_counter()
+    release_s = None
+    if anonymize:         # what `sqlanon anonymize` does after the search: choose the node, write the release
+        run.choose()
+        run.materialize()
+        release_s = time.perf_counter() - t3
+    t4 = time.perf_counter()
     out = {"engine": engine, "rows": run.fs.rows, "prepare_s": t1 - t0, "search_s": t2 - t1,
-           "metrics_s": t3 - t2 if metrics else None, "total_s": t3 - t0, "evaluated": result.evaluated,
-           "nodes": run.lattice.size, "minimal": len(result.minimal),
-           "chosen": run.chosen.levels if metrics else None,
+           "metrics_s": t3 - t2 if metrics else None, "release_s": release_s, "total_s": t4 - t0,
+           "evaluated": result.evaluated, "nodes": run.lattice.size, "minimal": len(result.minimal),
+           "chosen": run.chosen.levels if (metrics or anonymize) else None,
            "self_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "statements": run.backend.statements,
            "by_template": dict(sorted(statements.items(), key=lambda kv: -kv[1][1]))}
     run.close()
+    shutil.rmtree(warehouse, ignore_errors=True)
     return out
 
 
@@ -191,8 +204,9 @@ def measure(args: list[str], code: str | None = None) -> dict:
 
 def summarize(runs: list[dict]) -> dict:
     med = {k: statistics.median(r[k] for r in runs) for k in ("prepare_s", "search_s", "total_s")}
-    if runs[0]["metrics_s"] is not None:
-        med["metrics_s"] = statistics.median(r["metrics_s"] for r in runs)
+    for k in ("metrics_s", "release_s"):
+        if runs[0].get(k) is not None:
+            med[k] = statistics.median(r[k] for r in runs)
     return {**runs[0], **med, "runs": len(runs), "tree_peak_rss_mb": max(r["tree_peak_rss_mb"] for r in runs),
             "self_maxrss_mb": max(r["self_maxrss_mb"] for r in runs)}
 
@@ -215,6 +229,9 @@ def main():
                     help="also run every Spark measurement with the sqlanon package of this checkout (e.g. a git "
                     "worktree of an older commit), alternating with this one: the baseline of the same run")
     ap.add_argument("--no-metrics", action="store_true", help="search only, no metrics of the minimal nodes")
+    ap.add_argument("--anonymize", action="store_true",
+                    help="after the search, choose the node and write the release table (what `sqlanon anonymize` "
+                         "does); with --no-metrics, the job of `sqlanon anonymize`")
     ap.add_argument("--data", default="/tmp/sqlanon-landsend", help="folder for the generated tables")
     ap.add_argument("--out", default=None, help="Markdown file to write")
     ap.add_argument("--json", default=None, help="also write the raw results here (re-render with --render)")
@@ -224,8 +241,8 @@ def main():
     args = ap.parse_args()
     metrics = not args.no_metrics
     if args.worker:
-        print(json.dumps(worker(args.worker[0], args.worker[1], args.spark_master, args.spark_memory, metrics),
-                         default=str))
+        print(json.dumps(worker(args.worker[0], args.worker[1], args.spark_master, args.spark_memory, metrics,
+                                args.anonymize), default=str))
         return
     if args.render:
         text = Path(args.render).read_text()
@@ -254,8 +271,8 @@ def main():
                 for label, code in variants[engine]:
                     loads.append(_load())
                     extra = ["--spark-master", args.spark_master, "--spark-memory", args.spark_memory]
-                    run = measure(["--worker", engine, str(policy), *extra] + (["--no-metrics"] if not metrics else []),
-                                  code)
+                    run = measure(["--worker", engine, str(policy), *extra] + (["--no-metrics"] if not metrics else [])
+                                  + (["--anonymize"] if args.anonymize else []), code)
                     run["engine"] = label
                     runs[label].append(run)
                     print(json.dumps(run, default=str), file=sys.stderr)
@@ -283,7 +300,8 @@ def render(rows: list[dict], args, loads: list[str]) -> list[str]:
     metrics = not args.no_metrics
     command = (f"python benchmarks/bench_scale.py --rows {args.rows} --repeat {args.repeat} --spark-repeat "
                f"{args.spark_repeat} --spark-master '{args.spark_master}' --spark-memory {args.spark_memory}"
-               + (" --no-metrics" if not metrics else "") + (f" --baseline {args.baseline}" if args.baseline else "")
+               + (" --no-metrics" if not metrics else "") + (" --anonymize" if args.anonymize else "")
+               + (f" --baseline {args.baseline}" if args.baseline else "")
                + (f" --out {args.out}" if args.out else ""))
     lines = [f"Machine: {machine()}; Spark {spark_version()} (local mode), Java {java_version()}", "",
              f"Command: `{command}`", "",
@@ -292,15 +310,17 @@ def render(rows: list[dict], args, loads: list[str]) -> list[str]:
              "four metrics of each. Each run a fresh process; DuckDB medians of "
              f"{args.repeat} runs, Spark {args.spark_repeat}. prepare = source, mapping tables, frequency sets (for "
              "Spark also starting the session: JVM and local executors); total = prepare + search + metrics (the "
-             "Python process start, about 0.5 s, not included). Peak memory: the process tree's resident memory "
+             "Python process start, about 0.5 s, not included; with --anonymize also + release: choosing the node "
+             "by the policy's metric and writing the release table, what `sqlanon anonymize` does). Peak memory: the process tree's resident memory "
              "(Python and, for Spark, its JVM) sampled every 50 ms. Load averages (1/5/15 min) at the start of the "
              f"runs: {min(loads)} .. {max(loads)} (other work shared the machine).", "",
-             "| engine | rows | prepare s | search s | metrics s | total s | search ms per node | nodes evaluated "
-             "| minimal | peak memory MB |",
-             "| - | - | - | - | - | - | - | - | - | - |"]
+             "| engine | rows | prepare s | search s | metrics s | release s | total s | search ms per node "
+             "| nodes evaluated | minimal | peak memory MB |",
+             "| - | - | - | - | - | - | - | - | - | - | - |"]
     for r in rows:
         m = f"{r['metrics_s']:.1f}" if r.get("metrics_s") is not None else "-"
-        lines.append(f"| {r['engine']} | {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} | {m} | "
+        rel = f"{r['release_s']:.1f}" if r.get("release_s") is not None else "-"
+        lines.append(f"| {r['engine']} | {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} | {m} | {rel} | "
                      f"{r['total_s']:.1f} | {1000 * r['search_s'] / r['evaluated']:.1f} | {r['evaluated']} / "
                      f"{r['nodes']} | {r['minimal']} | {r['tree_peak_rss_mb']:,.0f} |")
     lines.append("")

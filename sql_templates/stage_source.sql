@@ -2,12 +2,15 @@
    sensitive attributes, entity key), with each group's row count in `weight`. NULLs stay (one group
    each) so the profile can name them. Every later step of the preparation (profile, distinct values,
    hierarchy coverage, the bottom frequency set) reads this table instead of the source: one scan of a
-   CSV file (its types sniffed once), a Parquet file or a query, however many steps follow. #}
+   CSV file (its types sniffed once), a Parquet file or a query, however many steps follow. Without `group`
+   (an engine whose GROUP BY is a shuffle: `Backend.stage_groups`) the rows are kept as they are, each of
+   weight 1: the same counts, one aggregation fewer. #}
 CREATE OR REPLACE TEMPORARY TABLE {{ name | ident }} AS
 SELECT
 {% for c in columns %}
     {{ c | ident }},
 {% endfor %}
+{% if group %}
     COUNT(*) AS {{ weight | ident }}
 FROM {{ source | ident }}
 GROUP BY
@@ -15,3 +18,7 @@ GROUP BY
     {{ c | ident }}{% if not loop.last %},{% endif %}
 
 {% endfor %}
+{% else %}
+    CAST(1 AS BIGINT) AS {{ weight | ident }}
+FROM {{ source | ident }}
+{% endif %}

@@ -4,10 +4,11 @@
    ``value`` (the base value as text), ``l0..lH`` (labels), ``c0..cH`` (integer codes per level) and
    ``n0..nH`` (how many base values the level's label covers, for the KL metric).
 2. The source is read once (``stage_source.sql``): grouped by the raw values of the columns sqlanon
-   reads, with a row count. The profile (rows, NULLs), the distinct values the generated hierarchies
-   are built from and the bottom frequency set all read that table; the hierarchy coverage check
-   compares the frequency set's total with the source's rows, and reads the table again only to name
-   the values a taxonomy lacks.
+   reads, with a row count (on Spark not grouped: the source's columns, each row of weight 1, since a
+   GROUP BY there is a shuffle; `Backend.stage_groups`). The profile (rows, NULLs), the distinct values
+   the generated hierarchies are built from and the bottom frequency set all read that table; the
+   hierarchy coverage check compares the frequency set's total with the source's rows, and reads the
+   table again only to name the values a taxonomy lacks.
    When it is much smaller than the source, it is kept for the release, which then repeats each of
    its rows by its count instead of reading the source a second time (`release_table.sql`).
    The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
@@ -288,7 +289,7 @@ class FrequencySet:
         query source read once, before the release. Returns the table's name."""
         name = f"{self.prefix}_staged"
         self.backend.execute("stage_source.sql", name=name, source=self.source, columns=list(dict.fromkeys(columns)),
-                             weight=STAGE_WEIGHT)
+                             weight=STAGE_WEIGHT, group=self.backend.stage_groups)
         return name
 
     def _keep_staged(self, staged: str, columns: list[str]) -> str | None:

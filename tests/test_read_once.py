@@ -182,3 +182,62 @@ def test_a_value_missing_from_a_taxonomy_is_named(entity, tmp_path):
     with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy") as e:
         Anonymization(policy, connection=con)
     assert e.value.values == ["x"]
+
+
+def _frequency_set_and_search(policy, connection, group: bool, monkeypatch):
+    """(the bottom frequency set's rows, the staged table's row count, the minimal nodes, the chosen node,
+    the release's rows) with the source staged grouped (DuckDB's way) or as it is (Spark's way,
+    `Backend.stage_groups` False)."""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    monkeypatch.setattr(DuckDBBackend, "stage_groups", group)
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
+    staged = []
+    execute = DuckDBBackend.execute
+
+    def spy(self, template, params=None, **context):
+        if template == "stage_source.sql":
+            staged.append(self.sql(template, **context))
+        return execute(self, template, params, **context)
+    monkeypatch.setattr(DuckDBBackend, "execute", spy)
+    with Anonymization(policy, connection=connection) as run:
+        assert len(staged) == 1 and ("GROUP BY" in staged[0]) == group
+        con, fs = run.backend.con, run.fs
+        cells = con.execute(f'SELECT * FROM "{fs.fs_table}" ORDER BY ALL').fetchall()
+        rows = run.fs.rows
+        minimal = sorted(run.search().minimal)
+        run.choose()
+        run.materialize()
+        release = con.execute(f"SELECT *, COUNT(*) FROM {policy.release.name} GROUP BY ALL ORDER BY ALL").fetchall()
+        return cells, rows, minimal, dict(run.chosen.levels), release
+
+
+@pytest.mark.parametrize("kind", ["typed", "typed entity", "hospital"])
+def test_an_ungrouped_staged_source_gives_the_same_counts_and_release(kind, tmp_path, monkeypatch):
+    """Spark stages the source's rows as they are, each of weight 1 (`Backend.stage_groups`); every count
+    read from it (rows, the frequency set, with an entity key distinct persons) and the search and release
+    are those of the grouped staged source."""
+    got = {}
+    for group in (True, False):
+        con = duckdb.connect(str(tmp_path / f"g{group}.duckdb"))
+        if kind.startswith("typed"):
+            con.execute(TYPED)
+            policy = _typed_policy(tmp_path, **({"entity_key": "customer", "privacy": {"k": 3}}
+                                                if kind == "typed entity" else {}))
+        else:
+            policy = _case_policy("hospital", {}, tmp_path)
+        got[group] = _frequency_set_and_search(policy, con, group, monkeypatch)
+    assert got[False] == got[True]
+    cells, rows, minimal, chosen, release = got[True]
+    assert rows == {"typed": 2000, "typed entity": 11, "hospital": 12}[kind]
+    assert minimal and sum(r[-1] for r in release) > 0
+
+
+def test_an_ungrouped_staged_source_names_a_missing_value(tmp_path, monkeypatch):
+    from sqlanon.engines.duckdb import DuckDBBackend
+    monkeypatch.setattr(DuckDBBackend, "stage_groups", False)
+    (tmp_path / "sex.csv").write_text("sex,level_1\nf,*\nm,*\n")
+    con = duckdb.connect()
+    con.execute(TYPED)
+    policy = _typed_policy(tmp_path, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}})
+    with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy"):
+        Anonymization(policy, connection=con)

@@ -108,6 +108,11 @@ class Backend:
     # a table release may be built from the staged source, each of its rows repeated by its count
     # (`release_table.sql` with `weight`), instead of reading the source again
     release_from_staged = False
+    # the staged source groups the source's rows by their values (`stage_source.sql`); False: it is the
+    # source's columns as they are, each row of weight 1 (Spark, where the GROUP BY is a full shuffle that
+    # reduces nothing on a nearly distinct source, and the frequency set's GROUP BY, which follows anyway,
+    # pre-aggregates before its shuffle)
+    stage_groups = True
 
     def __init__(self):
         self.statements = 0

@@ -231,6 +231,7 @@ class SparkBackend(Backend):
 
     engine = "spark"
     dialect = "spark"
+    stage_groups = False
 
     def __init__(self, spark, owned: bool = False):
         super().__init__()
