@@ -306,8 +306,10 @@ def render(rows: list[dict], args, loads: list[str]) -> list[str]:
     lines = [f"Machine: {machine()}; Spark {spark_version()} (local mode), Java {java_version()}", "",
              f"Command: `{command}`", "",
              "Synthetic Lands End (datasets/landsend/generate.py, seed 0), policy landsend_k6.yaml: 7 quasi-identifiers "
-             "(Figure 14), cost sensitive, k = 6, no suppression; all minimal 6-anonymous nodes (Incognito), then the "
-             "four metrics of each. Each run a fresh process; DuckDB medians of "
+             "(Figure 14), cost sensitive, k = 6, no suppression; all minimal 6-anonymous nodes (Incognito)"
+             + (", then the four metrics of each" if metrics else "")
+             + (", then the chosen node's release written as a table" if args.anonymize else "")
+             + ". Each run a fresh process; DuckDB medians of "
              f"{args.repeat} runs, Spark {args.spark_repeat}. prepare = source, mapping tables, frequency sets (for "
              "Spark also starting the session: JVM and local executors); total = prepare + search + metrics (the "
              "Python process start, about 0.5 s, not included; with --anonymize also + release: choosing the node "

@@ -35,6 +35,76 @@
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
 {% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
 {% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
+{% macro value_positions(OQ, counts) %}
+, {{ OQ }} AS (
+    SELECT "v", "pos", "q", "m", SUM("q") OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
+    FROM (SELECT "v", ROW_NUMBER() OVER (ORDER BY "v") AS "pos",
+                 CAST(SUM("cnt") OVER (ORDER BY "v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
+                     / SUM("cnt") OVER () AS "q",
+                 COUNT(*) OVER () AS "m"
+          FROM ({{ counts }}) AS vt) AS oq
+)
+{% endmacro %}
+{% macro ordered_emd(CS, OQ, C, OS, RX, O, keys, partition_window) %}
+{% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
+{% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
+{# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
+   running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
+   engine), the position and SQ joined after it (a narrower sort); the class size comes from
+   "__sqlanon_c<j>", a GROUP BY joined back. Spark sums per class (PARTITION BY the class keys: a window
+   without partitions runs on one Spark task); elsewhere one running sum over all counts ordered by (class,
+   value) minus the class's "base" (the sizes of the classes before it in the same order, a running sum over
+   the per-class rows): one sort of the counts with no partitioning, about half the window's time of 64,000
+   partitions on DuckDB (benchmarks/RESULTS-views.md) #}
+, {{ OS }} AS (
+    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa",
+           CAST(w."cum" AS DOUBLE) / c."n" AS "x", CAST(w."cum" - w."ns" AS DOUBLE) / c."n" AS "x0"
+{% if partition_window %}
+    FROM (SELECT {{ CK }}, cs."v", cs."ns",
+                 SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
+          FROM {{ CS }} AS cs) AS w
+{% else %}
+    FROM (SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}g."v", g."ns", g."cum" - b."base" AS "cum"
+          FROM (SELECT {{ CK }}, cs."v", cs."ns",
+                       SUM(cs."ns") OVER (ORDER BY {{ CK }}, cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
+                FROM {{ CS }} AS cs) AS g
+          JOIN (SELECT {{ K }}, COALESCE(SUM("n") OVER (ORDER BY {{ K }} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS "base"
+                FROM {{ C }}) AS b
+              ON {% for key in keys %}{% if not loop.first %} AND {% endif %}b.{{ key | ident }} = g.{{ key | ident }}{% endfor %}) AS w
+{% endif %}
+    JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
+    JOIN {{ C }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
+
+), {{ RX }} AS (
+    {# per distinct cumulative share x: r = how many positions have Q(i) < x (ties count either way:
+       |x - Q(i)| = 0 there) and SQ(r), by one sort of the distinct x with the m values of Q #}
+    SELECT "x", "r", "sqr" FROM (
+        SELECT u."x", u."kind",
+               SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r",
+               SUM((1 - u."kind") * u."x") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sqr"
+        FROM (SELECT DISTINCT "x", 1 AS "kind" FROM {{ OS }} UNION ALL SELECT "q", 0 FROM {{ OQ }}) AS u
+    ) AS w WHERE w."kind" = 1
+), {{ O }} AS (
+    {# per row F(x0, a-1) - F(x, a-1) (the SQ(a-1) terms cancel; x0 = 0 has no "__sqlanon_rx" row: r = 0),
+       per class their sum + F(1, m) = m - SQ(m) #}
+    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}
+           CASE WHEN MAX(qm."m") > 1
+                THEN (SUM(w."x0" * (2 * w."lo0" - w."a" + 1) - 2 * w."sq0" - w."x" * (2 * w."lo1" - w."a" + 1) + 2 * w."sq1")
+                      + MAX(qm."m") - MAX(qm."sq")) / (MAX(qm."m") - 1)
+                ELSE 0 END AS "emd_ordered"
+    FROM (SELECT s.*,
+                 LEAST(COALESCE(r0."r", 0), s."a" - 1) AS "lo0",
+                 CASE WHEN COALESCE(r0."r", 0) <= s."a" - 1 THEN COALESCE(r0."sqr", 0) ELSE s."sqa" END AS "sq0",
+                 LEAST(r1."r", s."a" - 1) AS "lo1",
+                 CASE WHEN r1."r" <= s."a" - 1 THEN r1."sqr" ELSE s."sqa" END AS "sq1"
+          FROM {{ OS }} AS s
+          JOIN {{ RX }} AS r1 ON r1."x" = s."x"
+          LEFT JOIN {{ RX }} AS r0 ON r0."x" = s."x0") AS w
+    CROSS JOIN (SELECT "m", "sq" FROM {{ OQ }} WHERE "pos" = "m") AS qm
+    GROUP BY {% for key in keys %}{% if not loop.first %}, {% endif %}w.{{ key | ident }}{% endfor %}
+
+)
+{% endmacro %}
 {% macro code(qi, lvl) %}COALESCE(m{{ qi.index }}.{{ ('c%d' % lvl) | ident }}, {% if lvl == qi.height %}t{{ qi.index }}."topc"{% else %}-1{% endif %}){% endmacro %}
 CREATE OR REPLACE VIEW {{ name | relation }} AS
 WITH "__sqlanon_g" AS (
@@ -79,6 +149,57 @@ WITH "__sqlanon_g" AS (
 )
 {% for s in sens %}
 {% set j = s.j %}
+{% set C = ('__sqlanon_c%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set O = ('__sqlanon_o%d' % j) | ident %}
+{% set bucketed = s.t_ordered is not none and s.distinct is none and s.entropy is none and s.recursive is none
+                  and s.t_equal is none and ordered_buckets > 0 %}
+{% if bucketed %}
+{# the ordered EMD alone: bounded first from the classes' counts per bucket of w consecutive positions,
+   computed exactly only for the classes the bounds leave undecided (docs/DESIGN.md section 4). Moving
+   each value's mass to the first position of its bucket moves it at most w - 1 positions, so by the
+   triangle inequality of the EMD |D(P, Q) - D(P_B, Q_B)| <= 2 (w - 1) / (m - 1), and D(P_B, Q_B) is the
+   bucketed distributions' ordered EMD over mb buckets scaled by w (mb - 1) / (m - 1). #}
+{% set CB = ('__sqlanon_cb%d' % j) | ident %}{% set BQ = ('__sqlanon_bq%d' % j) | ident %}{% set OB = ('__sqlanon_ob%d' % j) | ident %}
+{% set BD = ('__sqlanon_bd%d' % j) | ident %}{% set X = ('__sqlanon_x%d' % j) | ident %}{% set OX = ('__sqlanon_ox%d' % j) | ident %}
+{% set CX = ('__sqlanon_cx%d' % j) | ident %}{% set CSX = ('__sqlanon_csx%d' % j) | ident %}
+{{ value_positions(OQ, 'SELECT g.' ~ (s.col | ident) ~ ' AS "v", COUNT(*) AS "cnt" FROM "__sqlanon_g" AS g GROUP BY g.' ~ (s.col | ident)) }}
+, {{ OB }} AS (
+    SELECT "m", ("m" + "buckets" - 1) // "buckets" AS "w"
+    FROM (SELECT MAX("m") AS "m", {{ ordered_buckets | int }} AS "buckets" FROM {{ OQ }}) AS t
+), {{ CB }} AS (
+    SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}(o."pos" - 1) // ob."w" AS "v", COUNT(*) AS "ns"
+    FROM "__sqlanon_g" AS g
+    JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM g.{{ s.col | ident }}
+    CROSS JOIN {{ OB }} AS ob
+    GROUP BY {% for key in keys %}g.{{ key | ident }}, {% endfor %}(o."pos" - 1) // ob."w"
+), {{ C }} AS (
+    SELECT {{ K }}, SUM("ns") AS "n" FROM {{ CB }} GROUP BY {{ K }}
+)
+{{ value_positions(BQ, 'SELECT "v", SUM("ns") AS "cnt" FROM ' ~ CB ~ ' GROUP BY "v"') }}
+{{ ordered_emd(CB, BQ, C, ('__sqlanon_osb%d' % j) | ident, ('__sqlanon_rxb%d' % j) | ident, ('__sqlanon_eb%d' % j) | ident, keys, partition_window) }}
+, {{ BD }} AS (
+    SELECT {% for key in keys %}b.{{ key | ident }}, {% endfor %}b."emd_ordered" * sc."scale" - sc."slack" AS "lb",
+           b."emd_ordered" * sc."scale" + sc."slack" AS "ub"
+    FROM {{ ('__sqlanon_eb%d' % j) | ident }} AS b
+    CROSS JOIN (SELECT CASE WHEN ob."m" > 1 THEN CAST((bq."mb" - 1) * ob."w" AS DOUBLE) / (ob."m" - 1) ELSE 0 END AS "scale",
+                       CASE WHEN ob."m" > 1 THEN CAST(2 * (ob."w" - 1) AS DOUBLE) / (ob."m" - 1) ELSE 0 END AS "slack"
+                FROM {{ OB }} AS ob CROSS JOIN (SELECT MAX("m") AS "mb" FROM {{ BQ }}) AS bq) AS sc
+), {{ X }} AS (
+    SELECT {{ K }} FROM {{ BD }} WHERE "ub" > {{ s.t_ordered | num }} AND "lb" <= {{ s.t_ordered | num }}
+), {{ CX }} AS (
+    SELECT c.* FROM {{ C }} AS c JOIN {{ X }} AS x ON {% for key in keys %}{% if not loop.first %} AND {% endif %}x.{{ key | ident }} = c.{{ key | ident }}{% endfor %}
+), {{ CSX }} AS (
+    SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}g.{{ s.col | ident }} AS "v", COUNT(*) AS "ns"
+    FROM "__sqlanon_g" AS g JOIN {{ X }} AS x ON {% for key in keys %}{% if not loop.first %} AND {% endif %}x.{{ key | ident }} = g.{{ key | ident }}{% endfor %}
+    GROUP BY {% for key in keys %}g.{{ key | ident }}, {% endfor %}g.{{ s.col | ident }}
+)
+{{ ordered_emd(CSX, OQ, CX, ('__sqlanon_osx%d' % j) | ident, ('__sqlanon_rxx%d' % j) | ident, OX, keys, partition_window) }}
+{# per class: the exact distance when it was computed, else the bound that decides it #}
+, {{ O }} AS (
+    SELECT {% for key in keys %}bd.{{ key | ident }}, {% endfor %}bd."lb", bd."ub", ox."emd_ordered" AS "exact",
+           COALESCE(ox."emd_ordered", CASE WHEN bd."ub" <= {{ s.t_ordered | num }} THEN bd."ub" ELSE bd."lb" END) AS "emd_ordered"
+    FROM {{ BD }} AS bd LEFT JOIN {{ OX }} AS ox ON {% for key in keys %}{% if not loop.first %} AND {% endif %}ox.{{ key | ident }} = bd.{{ key | ident }}{% endfor %}
+)
+{% else %}
 , {{ ('__sqlanon_cs%d' % j) | ident }} AS (
     SELECT {{ K }}, {{ s.col | ident }} AS "v", COUNT(*) AS "ns"
     FROM "__sqlanon_g" GROUP BY {{ K }}, {{ s.col | ident }}
@@ -124,71 +245,10 @@ WITH "__sqlanon_g" AS (
 )
 {% endif %}
 {% if s.t_ordered is not none %}
-{% set CS = ('__sqlanon_cs%d' % j) | ident %}{% set OQ = ('__sqlanon_oq%d' % j) | ident %}{% set OS = ('__sqlanon_os%d' % j) | ident %}{% set RX = ('__sqlanon_rx%d' % j) | ident %}
-, {{ OQ }} AS (
-    SELECT "v", "pos", "q", "m", SUM("q") OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
-    FROM (SELECT "v", ROW_NUMBER() OVER (ORDER BY "v") AS "pos",
-                 CAST(SUM("cnt") OVER (ORDER BY "v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE)
-                     / SUM("cnt") OVER () AS "q",
-                 COUNT(*) OVER () AS "m"
-          FROM (SELECT "v", SUM("ns") AS "cnt" FROM {{ CS }} GROUP BY "v") AS vt) AS oq
-)
-{# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
-   running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
-   engine), the position and SQ joined after it (a narrower sort); the class size comes from
-   "__sqlanon_c<j>", a GROUP BY joined back. Spark sums per class (PARTITION BY the class keys: a window
-   without partitions runs on one Spark task); elsewhere one running sum over all counts ordered by (class,
-   value) minus the class's "base" (the sizes of the classes before it in the same order, a running sum over
-   the per-class rows): one sort of the counts with no partitioning, about half the window's time of 64,000
-   partitions on DuckDB (benchmarks/RESULTS-views.md) #}
-, {{ OS }} AS (
-    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}o."pos" AS "a", o."sq" - o."q" AS "sqa",
-           CAST(w."cum" AS DOUBLE) / c."n" AS "x", CAST(w."cum" - w."ns" AS DOUBLE) / c."n" AS "x0"
-{% if partition_window %}
-    FROM (SELECT {{ CK }}, cs."v", cs."ns",
-                 SUM(cs."ns") OVER (PARTITION BY {{ CK }} ORDER BY cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
-          FROM {{ CS }} AS cs) AS w
-{% else %}
-    FROM (SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}g."v", g."ns", g."cum" - b."base" AS "cum"
-          FROM (SELECT {{ CK }}, cs."v", cs."ns",
-                       SUM(cs."ns") OVER (ORDER BY {{ CK }}, cs."v" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "cum"
-                FROM {{ CS }} AS cs) AS g
-          JOIN (SELECT {{ K }}, COALESCE(SUM("n") OVER (ORDER BY {{ K }} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS "base"
-                FROM {{ ('__sqlanon_c%d' % j) | ident }}) AS b
-              ON {% for key in keys %}{% if not loop.first %} AND {% endif %}b.{{ key | ident }} = g.{{ key | ident }}{% endfor %}) AS w
+{% set CS = ('__sqlanon_cs%d' % j) | ident %}
+{{ value_positions(OQ, 'SELECT "v", SUM("ns") AS "cnt" FROM ' ~ CS ~ ' GROUP BY "v"') }}
+{{ ordered_emd(CS, OQ, C, ('__sqlanon_os%d' % j) | ident, ('__sqlanon_rx%d' % j) | ident, O, keys, partition_window) }}
 {% endif %}
-    JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
-    JOIN {{ ('__sqlanon_c%d' % j) | ident }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
-
-), {{ RX }} AS (
-    {# per distinct cumulative share x: r = how many positions have Q(i) < x (ties count either way:
-       |x - Q(i)| = 0 there) and SQ(r), by one sort of the distinct x with the m values of Q #}
-    SELECT "x", "r", "sqr" FROM (
-        SELECT u."x", u."kind",
-               SUM(1 - u."kind") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "r",
-               SUM((1 - u."kind") * u."x") OVER (ORDER BY u."x", u."kind" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sqr"
-        FROM (SELECT DISTINCT "x", 1 AS "kind" FROM {{ OS }} UNION ALL SELECT "q", 0 FROM {{ OQ }}) AS u
-    ) AS w WHERE w."kind" = 1
-), {{ ('__sqlanon_o%d' % j) | ident }} AS (
-    {# per row F(x0, a-1) - F(x, a-1) (the SQ(a-1) terms cancel; x0 = 0 has no "__sqlanon_rx" row: r = 0),
-       per class their sum + F(1, m) = m - SQ(m) #}
-    SELECT {% for key in keys %}w.{{ key | ident }}, {% endfor %}
-           CASE WHEN MAX(qm."m") > 1
-                THEN (SUM(w."x0" * (2 * w."lo0" - w."a" + 1) - 2 * w."sq0" - w."x" * (2 * w."lo1" - w."a" + 1) + 2 * w."sq1")
-                      + MAX(qm."m") - MAX(qm."sq")) / (MAX(qm."m") - 1)
-                ELSE 0 END AS "emd_ordered"
-    FROM (SELECT s.*,
-                 LEAST(COALESCE(r0."r", 0), s."a" - 1) AS "lo0",
-                 CASE WHEN COALESCE(r0."r", 0) <= s."a" - 1 THEN COALESCE(r0."sqr", 0) ELSE s."sqa" END AS "sq0",
-                 LEAST(r1."r", s."a" - 1) AS "lo1",
-                 CASE WHEN r1."r" <= s."a" - 1 THEN r1."sqr" ELSE s."sqa" END AS "sq1"
-          FROM {{ OS }} AS s
-          JOIN {{ RX }} AS r1 ON r1."x" = s."x"
-          LEFT JOIN {{ RX }} AS r0 ON r0."x" = s."x0") AS w
-    CROSS JOIN (SELECT "m", "sq" FROM {{ OQ }} WHERE "pos" = "m") AS qm
-    GROUP BY {% for key in keys %}{% if not loop.first %}, {% endif %}w.{{ key | ident }}{% endfor %}
-
-)
 {% endif %}
 {% endfor %}
 {% if not sens %}

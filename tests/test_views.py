@@ -239,6 +239,13 @@ def hypothesis_releases(tmp_path_factory):
     out = {}
     for case in ("k=4", "k=2 entropy l=1.8", "k=2 t=0.3 ordered cost", "k=3 recursive (2,3)"):
         out[case] = duckdb_release(tmp_path_factory.mktemp(case.replace(" ", "_").replace("=", "")), PRIVACIES[case])
+    buckets = views.ORDERED_BUCKETS
+    views.ORDERED_BUCKETS = 0           # the ordered EMD computed exactly for every class, without bounds first
+    try:
+        out["k=2 t=0.3 ordered cost, exact"] = duckdb_release(tmp_path_factory.mktemp("ordered_exact"),
+                                                              PRIVACIES["k=2 t=0.3 ordered cost"])
+    finally:
+        views.ORDERED_BUCKETS = buckets
     return out
 
 
@@ -617,14 +624,25 @@ def _ordered_emd(class_values: list[int], domain_values: list[int]) -> Fraction:
     return d / (len(domain) - 1)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(st.tuples(st.integers(0, 11), st.sampled_from([0, 100, 200, 300])), min_size=1, max_size=30))
-def test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class(hypothesis_releases, rows):
-    """The ordered EMD the view computes per class (its "__sqlanon_o<j>" work table, before the threshold)
-    equals the definition's sum computed exactly, on live tables built from few cost values: cumulative
+# (case, buckets): the ordered EMD alone is bounded from per-bucket counts first (views.ORDERED_BUCKETS, here
+# substituted in the view's SQL: 1 bucket leaves every class to the exact path, 3 and 6 decide some classes by
+# their bounds and compute the others, 16 buckets of one value each are exact); with ORDERED_BUCKETS = 0
+# (and whenever another model reads the same attribute's counts) every class is computed exactly (None)
+EMD_CASES = [("k=2 t=0.3 ordered cost", 1), ("k=2 t=0.3 ordered cost", 3), ("k=2 t=0.3 ordered cost", 6),
+             ("k=2 t=0.3 ordered cost", 16), ("k=2 t=0.3 ordered cost, exact", None)]
+
+
+@pytest.mark.parametrize("case, buckets", EMD_CASES)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(list(range(0, 1001, 100)))), min_size=1, max_size=30))
+def test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class(hypothesis_releases, case, buckets, rows):
+    """The ordered EMD the view measures per class (its "__sqlanon_o<j>" work table, before the threshold)
+    against the definition's sum computed exactly, on live tables built from few cost values: cumulative
     shares of a class equal to the table's (|P - Q| = 0 at a tie), classes of one value, values the class
-    lacks before its first and after its last value, and a table of one distinct value (m = 1: 0)."""
-    db, levels = hypothesis_releases["k=2 t=0.3 ordered cost"]
+    lacks before its first and after its last value, and a table of one distinct value (m = 1: 0). Where the
+    view bounds the distance first, every class's exact distance lies within its bounds, a class computed
+    exactly has the exact distance, and every class gets the exact distance's verdict against t."""
+    db, levels = hypothesis_releases[case]
     base = base_frame()
     con = duckdb.connect(db)
     try:
@@ -635,13 +653,31 @@ def test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class(hypoth
             con.execute("INSERT INTO live VALUES (?, ?, ?, ?, ?)",
                         [int(r["zip_code"]), int(r["age"]), r["nationality"], r["condition"], cost])
         (o,) = set(re.findall(r"(__sqlanon_o\d+) AS \(", _view_sql_with_final_select(con, "live_rel", "")))
-        measured = con.execute(_view_sql_with_final_select(
-            con, "live_rel", f'SELECT g."__sqlanon_key", g."cost", o.emd_ordered FROM "__sqlanon_g" AS g '
-                             f'JOIN {o} AS o ON o."__sqlanon_key" = g."__sqlanon_key"')).df()
+        columns = ', o."lb", o."ub", o."exact"' if buckets else ""
+        sql = _view_sql_with_final_select(
+            con, "live_rel", f'SELECT g."__sqlanon_key", g."cost", o.emd_ordered{columns} FROM "__sqlanon_g" AS g '
+                             f'JOIN {o} AS o ON o."__sqlanon_key" = g."__sqlanon_key"')
+        if buckets:
+            assert sql.count(f"{views.ORDERED_BUCKETS} AS buckets") == 1
+            sql = sql.replace(f"{views.ORDERED_BUCKETS} AS buckets", f"{buckets} AS buckets")
+        else:
+            assert "AS buckets" not in sql
+        measured = con.execute(sql).df()
         assert len(measured) == len(rows)
         domain = [cost for _, cost in rows]
+        t = 0.3 + views.SQL_TOL
         for _, g in measured.groupby("__sqlanon_key"):
-            assert g["emd_ordered"].iloc[0] == pytest.approx(float(_ordered_emd(list(g["cost"]), domain)), abs=1e-12)
+            exact = float(_ordered_emd(list(g["cost"]), domain))
+            got = g.iloc[0]
+            if not buckets:
+                assert got["emd_ordered"] == pytest.approx(exact, abs=1e-12)
+                continue
+            assert got["lb"] - 1e-12 <= exact <= got["ub"] + 1e-12
+            if not pd.isna(got["exact"]):
+                assert got["exact"] == pytest.approx(exact, abs=1e-12)
+            assert (got["emd_ordered"] <= t) == (exact <= t)
+            if buckets == 1 and len(set(domain)) > 1:
+                assert not pd.isna(got["exact"])          # one bucket decides nothing
     finally:
         con.execute("ROLLBACK")
         con.close()
