@@ -331,8 +331,10 @@ def render(rows: list[dict], args, loads: list[str]) -> list[str]:
         if r["engine"] == "spark" and base is not None:
             lines.append(f"- Spark at {r['rows']:,} rows: {r['total_s']:.1f} s, the baseline ({base['engine'][7:]}) "
                          f"{base['total_s']:.1f} s in the same run: {base['total_s'] / r['total_s']:.1f} x faster "
-                         f"(search {base['search_s'] / r['search_s']:.1f} x, metrics "
-                         f"{(base['metrics_s'] or 0) / max(r['metrics_s'] or 1e-9, 1e-9):.1f} x, prepare "
+                         f"(search {base['search_s'] / r['search_s']:.1f} x, "
+                         + (f"metrics {(base['metrics_s'] or 0) / max(r['metrics_s'] or 1e-9, 1e-9):.1f} x, "
+                            if r.get("metrics_s") is not None else "")
+                         + f"prepare "
                          f"{base['prepare_s'] / r['prepare_s']:.1f} x); statements on Spark "
                          f"{base['statements']} -> {r['statements']}.")
     for engine in ("duckdb", "spark"):

@@ -25,7 +25,12 @@
      no LAG, no class-wide frame). Q rises with i, so F(y, i) = y (2 lo - i) + SQ(i) - 2 SQ(lo) with
      lo = min(r(y), i), r(y) = how many positions have Q < y; "__sqlanon_rx<j>" holds r(x) and SQ(r(x))
      for each distinct x by one sort of the distinct x with the m values of Q, and "__sqlanon_o<j>" sums
-     the rows per class.
+     the rows per class (macro `ordered_emd`).
+   - when the ordered EMD is the only model reading attribute j's counts, it is bounded first: per (class,
+     bucket of w = ceil(m / ordered_buckets) consecutive positions) counts "__sqlanon_cb<j>" (a GROUP BY
+     several times smaller than per (class, value)), the same machinery over buckets gives D_B, and
+     |D - D_B| <= 2 (w - 1) / (m - 1) ("__sqlanon_bd<j>": lb, ub); only the classes neither bound decides
+     ("__sqlanon_x<j>") are counted per value and measured exactly ("__sqlanon_ox<j>").
    - `joins`: how a quasi-identifier's rows find their mapping row. The mapping tables key base values as
      text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what reading
      the view costs, so a text column joins as it is ("text"), and an integer or date column (`joins[col]`
