@@ -1,7 +1,8 @@
 """`sqlanon sql --steps`: the statements of a run, transpiled by sqlglot to another SQL dialect.
 
-Printed in the order they run, for reading: the mapping tables (DDL and their rows), the bottom and
-wide frequency sets, the query of the chosen lattice node, and the generalizing SELECT of the release.
+Printed in the order they run, for reading: the staged source (read once), the mapping tables (DDL and
+their rows), the bottom and wide frequency sets, the query of the chosen lattice node, and the
+generalizing SELECT of the release.
 They need sqlanon's work tables; the script to schedule is `sqlanon.script` (`sqlanon sql` without
 `--steps`), which needs only the source table.
 """
@@ -11,6 +12,7 @@ from sqlglot import exp
 
 from . import templates
 from .engines import dialects
+from .frequency import STAGE_WEIGHT
 from .release import select_sql
 
 
@@ -41,12 +43,22 @@ def policy_sql(run, dialect: str) -> str:
     out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]
     if source == fs.source:
         out.append(f"-- {fs.source} stands for the source ({src.kind}: {src.path or src.query})")
+    staged = f"{fs.prefix}_staged"
+    columns = list(dict.fromkeys(list(policy.quasi_identifiers) + list(policy.sensitive)
+                                 + ([policy.entity_key] if policy.entity_key else [])))
+    # Spark keeps the rows as they are, each of weight 1 (`Backend.stage_groups`: its GROUP BY is a shuffle)
+    group = dialect != "spark"
+    out.append("-- the source read once: " + ("its rows grouped by their values, with a row count"
+                                              if group else "its columns, each row of weight 1")
+               + " (the profile, the distinct values and the frequency set read this table)")
+    out.extend(s + ";" for s in dialects.statements("stage_source.sql", dialect, name=staged, source=source,
+                                                     columns=columns, weight=STAGE_WEIGHT, group=group))
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
-    ctx = dict(source=source, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table, wide=fs.wide_name,
-               entity=policy.entity_key)
-    out.append("-- the bottom frequency set (one scan of the source)")
+    ctx = dict(source=staged, weight=STAGE_WEIGHT, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table,
+               wide=fs.wide_name, entity=policy.entity_key)
+    out.append("-- the bottom frequency set (from the staged source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
     out.append("-- the wide frequency set (every level's code)")
@@ -57,6 +69,10 @@ def policy_sql(run, dialect: str) -> str:
     out.append(templates.render_for("node_counts.sql", dialect, table=fs.wide_name,
                                     block_cols=[fs.qi(a).col(l) for a, l in levels.items()], pivots=pivots,
                                     entity=fs.entity) + ";")
+    if fs.staged and dialect == run.backend.dialect:
+        out.append("-- (this run builds the release table from the staged source, which has at most half the "
+                   "source's rows: each staged row repeated by its count, release_table.sql; the same rows as "
+                   "the SELECT below, not in the source's order)")
     out.append("-- the release: the generalizing SELECT")
     if run.chosen.result.suppressed_rows:
         out.append(f"-- ({run.chosen.result.suppressed_rows:,} rows in suppressed blocks are left out: their codes "

@@ -241,3 +241,20 @@ def test_an_ungrouped_staged_source_names_a_missing_value(tmp_path, monkeypatch)
     policy = _typed_policy(tmp_path, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}})
     with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy"):
         Anonymization(policy, connection=con)
+
+
+def test_sql_steps_show_the_staged_source_and_where_the_release_is_built_from(tmp_path):
+    """`sqlanon sql --steps` prints the staging statement (grouped, or as it is for Spark), the frequency set
+    read from it, and says when the run builds the release table from the staged source."""
+    from sqlanon.sqlgen import policy_sql
+    con = duckdb.connect(str(tmp_path / "s.duckdb"))
+    con.execute(TYPED)
+    with Anonymization(_typed_policy(tmp_path), connection=con) as run:     # 840 staged rows of 2,000: kept
+        run.choose()
+        assert run.fs.staged is not None
+        duck, spark = policy_sql(run, "duckdb"), policy_sql(run, "spark")
+    stage = lambda text: text.split("-- the source read once")[1].split("-- mapping tables")[0]  # noqa: E731
+    assert "GROUP BY" in stage(duck) and "GROUP BY" not in stage(spark) and "CACHE TABLE" in stage(spark)
+    assert '"__sqlanon_staged"' in duck.split("-- the bottom frequency set")[1].split("-- the wide")[0]
+    assert "builds the release table from the staged source" in duck
+    assert "builds the release table from the staged source" not in spark
