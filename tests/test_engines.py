@@ -15,6 +15,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -741,3 +742,30 @@ def test_spark_refuses_the_source_and_records_its_own(spark, tmp_path):
     assert json.loads(rows[-4][4]) == manifest
     assert not any(spark.catalog.tableExists(f"spark_own__map_{i}") for i in range(3))
     assert spark.table("spark_own").count() == 12
+
+
+def test_spark_runs_in_new_sessions_share_one_release_catalog(spark, tmp_path):
+    """Each `sqlanon anonymize` on Spark is a new session; with the default in-memory catalog the second one
+    does not know the catalog table the first one wrote into the warehouse. It registers it again over its
+    files (creating it anew would fail: Spark refuses a table over an existing location), so the second run
+    succeeds, replaces the release the first one wrote, and appends to the same history."""
+    warehouse = tmp_path / "warehouse"
+    policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
+                         "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
+                                                       "spark.driver.memory": "1g"}},
+              "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"], "privacy": {"k": 4},
+              "release": {"name": "hospital_rel"}}
+    path = _write_policy(tmp_path, policy)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    rows = duckdb.sql(f"SELECT seq, name, kind, release_id FROM read_parquet('{warehouse / CATALOG}/*.parquet') "
+                      "ORDER BY seq").fetchall()
+    assert [(seq, name, kind) for seq, name, kind, _ in rows] == [(1, "hospital_rel", "table"),
+                                                                  (2, "hospital_rel", "table")]
+    assert rows[0][3] != rows[1][3]                  # two runs, two release ids, one history
+    released = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{warehouse / 'hospital_rel'}/*.parquet')")
+    assert released.fetchall() == [(12,)]            # the second run's release only, not both

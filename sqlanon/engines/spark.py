@@ -20,7 +20,8 @@ same as for DuckDB, transpiled by sqlglot; what Spark lacks is rewritten (`sqlan
 
 Tables live in the session catalog (`spark.sql.warehouse.dir`); with the default in-memory catalog
 they are forgotten when the session ends (their files stay), so set `conf: {spark.sql.catalogImplementation:
-hive}` or use `release.export` to keep a release from local mode.
+hive}` or use `release.export` to keep a release from local mode. The release catalog table is registered
+again over its files by the next session (`SparkBackend.adopt_orphaned`).
 """
 from __future__ import annotations
 
@@ -319,6 +320,22 @@ class SparkBackend(Backend):
         orphan = self._orphaned_location(name)
         if orphan is not None:
             orphan[0].delete(orphan[1], True)
+
+    def adopt_orphaned(self, name: str) -> None:
+        """With the in-memory catalog, register again a table an earlier session wrote into the warehouse (its
+        files are there, its name forgotten), as a table over those files. The release catalog uses it: a
+        run in a new session then reads the history the earlier runs recorded and appends to it, where
+        creating the table again would fail (Spark refuses a table over an existing location)."""
+        orphan = self._orphaned_location(name)
+        if orphan is None:
+            return
+        location = orphan[1].toString()
+        try:
+            self.spark.catalog.createTable(quote(name), path=location, source="parquet")
+        except self._errors as e:
+            raise DataError(f"{name}: an earlier Spark session left its files at {location}, and they cannot be "
+                            f"read as a table ({_first_line(e)}); move them away or set "
+                            "spark.sql.catalogImplementation: hive") from None
 
     def _orphaned_location(self, name: str):
         """The files of a managed table an in-memory catalog forgot (it lives as long as its session).
