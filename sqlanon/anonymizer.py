@@ -71,8 +71,9 @@ class Anonymization:
         policy: a `Policy`, a policy as a dict, or the path of a policy YAML file.
         db: the DuckDB file the release goes into (default: the source's database, or a file beside the
             policy); ignored with `connection`.
-        connection: an open DuckDB connection whose tables the policy's source may name; the release is
-            written there too. `close()` closes it as well.
+        connection: an open connection (DuckDB, psycopg, a SparkSession) whose tables the policy's source
+            may name; the release is written there too. `close()` leaves it open: the caller closes it
+            (the run's temporary work tables go with it).
         progress: a `sqlanon.progress.Progress` to show the search's progress (default: none).
 
     Raises:

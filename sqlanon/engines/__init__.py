@@ -40,7 +40,7 @@ def wrap_connection(connection) -> Backend:
         return connection
     import duckdb
     if isinstance(connection, duckdb.DuckDBPyConnection):
-        return DuckDBBackend(connection)
+        return DuckDBBackend(connection, owned=False)
     module = type(connection).__module__
     if module.startswith("psycopg"):
         from .postgres import PostgresBackend

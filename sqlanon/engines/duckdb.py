@@ -21,11 +21,13 @@ class DuckDBBackend(Backend):
     dialect = "duckdb"
     release_from_staged = True
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False):
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
+                 owned: bool = True):
         super().__init__()
         self.con = con
         self.path = path
         self.created = created      # `connect` made the file: `close` removes it again if it stayed empty
+        self.owned = owned          # False: the caller's connection, which the caller closes
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
@@ -198,7 +200,11 @@ class DuckDBBackend(Backend):
 
     def close(self) -> None:
         """Close the connection; a database file this backend created and left without a table or view
-        (a run that failed, or wrote nothing) is removed, so a failed run leaves no empty file behind."""
+        (a run that failed, or wrote nothing) is removed, so a failed run leaves no empty file behind. A
+        caller's connection stays open (as psycopg's and a SparkSession do), with the run's temporary
+        work tables, which go when the caller closes it."""
+        if not self.owned:
+            return
         empty = False
         if self.created and self.path is not None:
             try:
