@@ -107,12 +107,20 @@ class NodeChecker:
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
         self.stats: dict[tuple[int, ...], NodeStats] = {}
         self._qi_names = tuple(q.name for q in fs.qis)
+        # a node over a subset of the attributes (Incognito's smaller lattices) has exactly the blocks of the
+        # full node with every other attribute at its top level, when each such top is one root value
+        self._root_tops = {q.name: q.height for q in fs.qis if int(q.hierarchy.codes()[q.height].max()) == 0}
 
     def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
                 satisfied: bool | None) -> None:
-        if len(levels) != len(self._qi_names):
-            return                      # a node over a subset of the attributes (Incognito's smaller lattices)
-        key = tuple(levels[n] for n in self._qi_names)
+        # a projection (fewer attributes) is recorded as the full node it equals: the search infers that node
+        # from it, and the optimum search then reads its sizes here instead of querying it again; not with
+        # population models, which read the levels themselves
+        projection = len(levels) != len(self._qi_names)
+        if projection and (self.population_criteria
+                           or not all(n in levels or n in self._root_tops for n in self._qi_names)):
+            return
+        key = tuple(levels[n] if n in levels else self._root_tops[n] for n in self._qi_names)
         known = self.stats.get(key)
         if known is None or known.satisfied is None:
             self.stats[key] = NodeStats.of(sizes, ok, satisfied)

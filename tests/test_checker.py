@@ -203,3 +203,25 @@ def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():
         part = run.checker.monotone_part()
         assert part.prunable and [(type(c).__name__, c.min_distinct_values()) for c in part.criteria] == [
             ("KAnonymity", 1), ("DistinctLDiversity", 5)]
+
+
+@pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
+                                     {"k": 20, "max_suppression": 0.01},
+                                     {"k": 3, "t_closeness": {"t": 0.3, "distance": "equal"}}])
+def test_sizes_recorded_from_projections_equal_the_full_nodes(privacy):
+    """Incognito judges a node over a subset of the attributes; its blocks are those of the full node with
+    every other attribute at its (single-valued) top, so the checker records it as that full node, and the
+    optimum search reads it instead of querying again. Every recorded node's stats equal a direct evaluation
+    of the full node by a fresh checker."""
+    with Anonymization(adult_policy(5, privacy)) as run:
+        run.search()
+        recorded = dict(run.checker.stats)
+        # every minimal node, evaluated as it is or inferred from a projection, has its sizes recorded
+        assert run.result.minimal and all(node in recorded for node in run.result.minimal)
+        fresh = type(run.checker)(run.fs, run.criteria, run.policy.max_suppression)
+        for node, stats in recorded.items():
+            fresh.evaluate(run.lattice.levels(node))
+            direct = fresh.stats[node]
+            assert (stats.sum_sq, stats.min_size, stats.classes) == (direct.sum_sq, direct.min_size, direct.classes)
+            if stats.satisfied is not None:
+                assert stats == direct, node
