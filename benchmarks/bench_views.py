@@ -130,14 +130,14 @@ def measure(prep: dict, repeat: int) -> list[dict]:
 
 
 def earlier_ratios(path: Path) -> dict[tuple[str, str], str]:
-    """(data, model shape) -> ratio, from the table of an earlier results file."""
+    """(data, model shape) -> ratio, from the first (newest) table of an earlier results file."""
     out = {}
     if not path.exists():
         return out
     for line in path.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 7 and cells[0] in ("adult", "landsend"):
-            out[(cells[0], cells[3])] = cells[6]
+            out.setdefault((cells[0], cells[3]), cells[6])     # the first table: the latest run
     return out
 
 
