@@ -40,6 +40,8 @@
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
 {% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
 {% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
+{# `a.key = b.key AND ...` over the class keys #}
+{% macro same_keys(a, b) %}{% for key in keys %}{% if not loop.first %} AND {% endif %}{{ a }}.{{ key | ident }} = {{ b }}.{{ key | ident }}{% endfor %}{% endmacro %}
 {% macro value_positions(OQ, counts) %}
 , {{ OQ }} AS (
     SELECT "v", "pos", "q", "m", SUM("q") OVER (ORDER BY "pos" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS "sq"
@@ -50,9 +52,7 @@
           FROM ({{ counts }}) AS vt) AS oq
 )
 {% endmacro %}
-{% macro ordered_emd(CS, OQ, C, OS, RX, O, keys, partition_window) %}
-{% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
-{% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
+{% macro ordered_emd(CS, OQ, C, OS, RX, O) %}
 {# per (class, value): its position a, SQ(a-1), and the class's cumulative count up to it: one window, a
    running sum over the counts alone, ordered by the value as "pos" is (same NULL placement on every
    engine), the position and SQ joined after it (a narrower sort); the class size comes from
@@ -75,11 +75,10 @@
                 FROM {{ CS }} AS cs) AS g
           JOIN (SELECT {{ K }}, COALESCE(SUM("n") OVER (ORDER BY {{ K }} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS "base"
                 FROM {{ C }}) AS b
-              ON {% for key in keys %}{% if not loop.first %} AND {% endif %}b.{{ key | ident }} = g.{{ key | ident }}{% endfor %}) AS w
+              ON {{ same_keys('b', 'g') }}) AS w
 {% endif %}
     JOIN {{ OQ }} AS o ON o."v" IS NOT DISTINCT FROM w."v"
-    JOIN {{ C }} AS c ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c.{{ key | ident }} = w.{{ key | ident }}{% endfor %}
-
+    JOIN {{ C }} AS c ON {{ same_keys('c', 'w') }}
 ), {{ RX }} AS (
     {# per distinct cumulative share x: r = how many positions have Q(i) < x (ties count either way:
        |x - Q(i)| = 0 there) and SQ(r), by one sort of the distinct x with the m values of Q #}
@@ -180,7 +179,7 @@ WITH "__sqlanon_g" AS (
     SELECT {{ K }}, SUM("ns") AS "n" FROM {{ CB }} GROUP BY {{ K }}
 )
 {{ value_positions(BQ, 'SELECT "v", SUM("ns") AS "cnt" FROM ' ~ CB ~ ' GROUP BY "v"') }}
-{{ ordered_emd(CB, BQ, C, ('__sqlanon_osb%d' % j) | ident, ('__sqlanon_rxb%d' % j) | ident, ('__sqlanon_eb%d' % j) | ident, keys, partition_window) }}
+{{ ordered_emd(CB, BQ, C, ('__sqlanon_osb%d' % j) | ident, ('__sqlanon_rxb%d' % j) | ident, ('__sqlanon_eb%d' % j) | ident) }}
 , {{ BD }} AS (
     SELECT {% for key in keys %}b.{{ key | ident }}, {% endfor %}b."emd_ordered" * sc."scale" - sc."slack" AS "lb",
            b."emd_ordered" * sc."scale" + sc."slack" AS "ub"
@@ -191,18 +190,18 @@ WITH "__sqlanon_g" AS (
 ), {{ X }} AS (
     SELECT {{ K }} FROM {{ BD }} WHERE "ub" > {{ s.t_ordered | num }} AND "lb" <= {{ s.t_ordered | num }}
 ), {{ CX }} AS (
-    SELECT c.* FROM {{ C }} AS c JOIN {{ X }} AS x ON {% for key in keys %}{% if not loop.first %} AND {% endif %}x.{{ key | ident }} = c.{{ key | ident }}{% endfor %}
+    SELECT c.* FROM {{ C }} AS c JOIN {{ X }} AS x ON {{ same_keys('x', 'c') }}
 ), {{ CSX }} AS (
     SELECT {% for key in keys %}g.{{ key | ident }}, {% endfor %}g.{{ s.col | ident }} AS "v", COUNT(*) AS "ns"
-    FROM "__sqlanon_g" AS g JOIN {{ X }} AS x ON {% for key in keys %}{% if not loop.first %} AND {% endif %}x.{{ key | ident }} = g.{{ key | ident }}{% endfor %}
+    FROM "__sqlanon_g" AS g JOIN {{ X }} AS x ON {{ same_keys('x', 'g') }}
     GROUP BY {% for key in keys %}g.{{ key | ident }}, {% endfor %}g.{{ s.col | ident }}
 )
-{{ ordered_emd(CSX, OQ, CX, ('__sqlanon_osx%d' % j) | ident, ('__sqlanon_rxx%d' % j) | ident, OX, keys, partition_window) }}
+{{ ordered_emd(CSX, OQ, CX, ('__sqlanon_osx%d' % j) | ident, ('__sqlanon_rxx%d' % j) | ident, OX) }}
 {# per class: the exact distance when it was computed, else the bound that decides it #}
 , {{ O }} AS (
     SELECT {% for key in keys %}bd.{{ key | ident }}, {% endfor %}bd."lb", bd."ub", ox."emd_ordered" AS "exact",
            COALESCE(ox."emd_ordered", CASE WHEN bd."ub" <= {{ s.t_ordered | num }} THEN bd."ub" ELSE bd."lb" END) AS "emd_ordered"
-    FROM {{ BD }} AS bd LEFT JOIN {{ OX }} AS ox ON {% for key in keys %}{% if not loop.first %} AND {% endif %}ox.{{ key | ident }} = bd.{{ key | ident }}{% endfor %}
+    FROM {{ BD }} AS bd LEFT JOIN {{ OX }} AS ox ON {{ same_keys('ox', 'bd') }}
 )
 {% else %}
 , {{ ('__sqlanon_cs%d' % j) | ident }} AS (
@@ -217,8 +216,7 @@ WITH "__sqlanon_g" AS (
 {% if s.t_equal is not none %}
     {# n per class and q per value from GROUP BYs joined back (hash joins), not windows over every count #}
     JOIN (SELECT {{ K }}, SUM("ns") AS "n" FROM {{ ('__sqlanon_cs%d' % j) | ident }} GROUP BY {{ K }}) AS cn
-        ON {% for key in keys %}{% if not loop.first %} AND {% endif %}cn.{{ key | ident }} = cs.{{ key | ident }}{% endfor %}
-
+        ON {{ same_keys('cn', 'cs') }}
     JOIN (SELECT "v", CAST(SUM("ns") AS DOUBLE) / SUM(SUM("ns")) OVER () AS "q"
           FROM {{ ('__sqlanon_cs%d' % j) | ident }} GROUP BY "v") AS vq ON vq."v" IS NOT DISTINCT FROM cs."v"
 {% endif %}
@@ -252,7 +250,7 @@ WITH "__sqlanon_g" AS (
 {% if s.t_ordered is not none %}
 {% set CS = ('__sqlanon_cs%d' % j) | ident %}
 {{ value_positions(OQ, 'SELECT "v", SUM("ns") AS "cnt" FROM ' ~ CS ~ ' GROUP BY "v"') }}
-{{ ordered_emd(CS, OQ, C, ('__sqlanon_os%d' % j) | ident, ('__sqlanon_rx%d' % j) | ident, O, keys, partition_window) }}
+{{ ordered_emd(CS, OQ, C, ('__sqlanon_os%d' % j) | ident, ('__sqlanon_rx%d' % j) | ident, O) }}
 {% endif %}
 {% endif %}
 {% endfor %}
@@ -273,16 +271,14 @@ WITH "__sqlanon_g" AS (
 {% endif %}
 {% for s in sens %}
 {% if not loop.first %}
-    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}c{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
+    JOIN {{ ('__sqlanon_c%d' % s.j) | ident }} AS c{{ s.j }} ON {{ same_keys('c' ~ s.j, N) }}
 {% endif %}
 
 {% if s.recursive is not none and s.recursive.l > 2 %}
-    JOIN {{ ('__sqlanon_r%d' % s.j) | ident }} AS r{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}r{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
-
+    JOIN {{ ('__sqlanon_r%d' % s.j) | ident }} AS r{{ s.j }} ON {{ same_keys('r' ~ s.j, N) }}
 {% endif %}
 {% if s.t_ordered is not none %}
-    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {% for key in keys %}{% if not loop.first %} AND {% endif %}o{{ s.j }}.{{ key | ident }} = {{ N }}.{{ key | ident }}{% endfor %}
-
+    JOIN {{ ('__sqlanon_o%d' % s.j) | ident }} AS o{{ s.j }} ON {{ same_keys('o' ~ s.j, N) }}
 {% endif %}
 {% endfor %}
     WHERE {{ N }}."n" >= {{ k | int }}
@@ -310,4 +306,4 @@ SELECT
 
 {% endfor %}
 FROM "__sqlanon_g" AS g
-JOIN "__sqlanon_ok" AS ok ON {% for key in keys %}{% if not loop.first %} AND {% endif %}ok.{{ key | ident }} = g.{{ key | ident }}{% endfor %}
+JOIN "__sqlanon_ok" AS ok ON {{ same_keys('ok', 'g') }}
