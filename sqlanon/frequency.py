@@ -201,6 +201,7 @@ class FrequencySet:
         # work tables are temporary and named per run, so two runs can share one connection
         self.prefix = prefix or _free_prefix(backend)
         self.fs_table = f"{self.prefix}_fs"
+        self.staged_name = f"{self.prefix}_staged"     # the source read once (`_stage`)
         self.wide_name = f"{self.prefix}_wide"
         self._wide_built = False
         self.qis: list[QuasiIdentifier] = []
@@ -228,7 +229,7 @@ class FrequencySet:
                     shown = ", ".join(list(columns)[:20])
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
-        checked = list(policy.quasi_identifiers) + list(policy.sensitive) + entity
+        checked = self.stage_columns()
         staged = self._stage(checked)
         profile = b.fetchrow("profile.sql", source=staged, columns=checked, entity=policy.entity_key,
                              weight=STAGE_WEIGHT)
@@ -282,15 +283,20 @@ class FrequencySet:
             data[f"n{j}"] = leaves[j].astype(np.int64)
         return columns_frame(data)
 
+    def stage_columns(self) -> list[str]:
+        """The columns sqlanon reads from the source: quasi-identifiers, sensitive attributes, entity key."""
+        policy = self.policy
+        return list(dict.fromkeys(list(policy.quasi_identifiers) + list(policy.sensitive)
+                                  + ([policy.entity_key] if policy.entity_key else [])))
+
     def _stage(self, columns: list[str]) -> str:
         """Read the source once: its rows grouped by the raw values of `columns`, with a row count
         (`stage_source.sql`); the profile, the distinct values, the coverage check and the bottom frequency
         set all read this table, so a CSV file is parsed (and its types sniffed) once, a Parquet file or a
         query source read once, before the release. Returns the table's name."""
-        name = f"{self.prefix}_staged"
-        self.backend.execute("stage_source.sql", name=name, source=self.source, columns=list(dict.fromkeys(columns)),
+        self.backend.execute("stage_source.sql", name=self.staged_name, source=self.source, columns=columns,
                              weight=STAGE_WEIGHT, group=self.backend.stage_groups)
-        return name
+        return self.staged_name
 
     def _keep_staged(self, staged: str, columns: list[str]) -> str | None:
         """The staged source, kept for the release (`release_table.sql` repeats each of its rows `weight`

@@ -43,16 +43,14 @@ def policy_sql(run, dialect: str) -> str:
     out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]
     if source == fs.source:
         out.append(f"-- {fs.source} stands for the source ({src.kind}: {src.path or src.query})")
-    staged = f"{fs.prefix}_staged"
-    columns = list(dict.fromkeys(list(policy.quasi_identifiers) + list(policy.sensitive)
-                                 + ([policy.entity_key] if policy.entity_key else [])))
+    staged = fs.staged_name
     # Spark keeps the rows as they are, each of weight 1 (`Backend.stage_groups`: its GROUP BY is a shuffle)
     group = dialect != "spark"
     out.append("-- the source read once: " + ("its rows grouped by their values, with a row count"
                                               if group else "its columns, each row of weight 1")
                + " (the profile, the distinct values and the frequency set read this table)")
     out.extend(s + ";" for s in dialects.statements("stage_source.sql", dialect, name=staged, source=source,
-                                                     columns=columns, weight=STAGE_WEIGHT, group=group))
+                                                     columns=fs.stage_columns(), weight=STAGE_WEIGHT, group=group))
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
