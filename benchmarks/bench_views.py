@@ -93,18 +93,25 @@ def read(con, sql: str) -> tuple[float, int]:
     return time.perf_counter() - t, n
 
 
-def ordered_classes(con, view: str) -> tuple[int, int] | None:
-    """(classes, classes whose ordered EMD the view measured exactly) of one read of a view whose ordered EMD
-    is bounded first (its "__sqlanon_o<j>" work table has an "exact" column), or None."""
+def ordered_classes(con, view: str) -> tuple[int, int, int, int] | None:
+    """(classes, classes whose ordered EMD the view measured exactly, its (class, bucket) counts, the
+    (class, value) counts an exact pass over every class would group) of one read of a view whose ordered
+    EMD is bounded first (its "__sqlanon_o<j>" work table has an "exact" column), or None."""
     import re
     sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ?", [view]).fetchone()[0]
     sql = re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
-    names = set(re.findall(r"(__sqlanon_o\d+) AS \(SELECT bd\.", sql))
+    names = set(re.findall(r"__sqlanon_o(\d+) AS \(SELECT bd\.", sql))
     if len(names) != 1:
         return None
-    classes, exact = con.execute(sql[:sql.rindex(" SELECT g.")] +
-                                 f" SELECT COUNT(*), COUNT(exact) FROM {names.pop()}").fetchone()
-    return int(classes), int(exact)
+    j = names.pop()
+    value = re.search(rf"__sqlanon_csx{j} AS \(SELECT g\.__sqlanon_key, g\.(\S+) AS v", sql)
+    assert value is not None, "the exact pass's (class, value) GROUP BY"
+    row = con.execute(sql[:sql.rindex(" SELECT g.")] +
+                      f" SELECT (SELECT COUNT(*) FROM __sqlanon_o{j}), (SELECT COUNT(exact) FROM __sqlanon_o{j}),"
+                      f" (SELECT COUNT(*) FROM __sqlanon_cb{j}),"
+                      f" (SELECT COUNT(*) FROM (SELECT DISTINCT __sqlanon_key, {value.group(1)} FROM __sqlanon_g))"
+                      ).fetchone()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 
 def measure(prep: dict, repeat: int) -> list[dict]:
@@ -189,8 +196,11 @@ def main() -> int:
                              f"{r['plain_rows']:,} | {r['view_rows']:,} |")
                 worst[name] = max(worst.get(name, 0), r["ratio"])
                 if r["ordered"]:
-                    exact_note.append(f"{name}, {r['shape']}: {r['ordered'][1]:,} of {r['ordered'][0]:,} classes "
-                                      "measured exactly, the others decided by their bounds")
+                    classes, exact, buckets, values = r["ordered"]
+                    exact_note.append(f"{name}, {r['shape']}: {exact:,} of {classes:,} classes measured exactly, "
+                                      f"the others decided by their bounds; {buckets:,} (class, bucket) counts "
+                                      f"grouped where every class measured exactly would group {values:,} "
+                                      "(class, value) counts")
             loads.append(f"{name}: {load_before} before its reads, {load_text()} after")
             Path(prep["db"]).unlink(missing_ok=True)
     lines.append("")
