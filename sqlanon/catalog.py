@@ -89,7 +89,7 @@ class Catalog:
     def __init__(self, backend):
         self.b = backend
         # Spark's in-memory catalog forgets the table between sessions; its files, the history, stay
-        backend.adopt_orphaned(CATALOG)
+        backend.adopt_orphaned(CATALOG, [c for c, _ in COLUMNS])
 
     def key(self, name: str) -> str:
         """How the engine compares names: PostgreSQL keeps case (names are quoted), DuckDB and Spark fold it."""

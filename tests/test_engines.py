@@ -769,3 +769,31 @@ def test_spark_runs_in_new_sessions_share_one_release_catalog(spark, tmp_path):
     assert rows[0][3] != rows[1][3]                  # two runs, two release ids, one history
     released = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{warehouse / 'hospital_rel'}/*.parquet')")
     assert released.fetchall() == [(12,)]            # the second run's release only, not both
+
+
+def test_spark_files_under_the_catalog_name_that_are_not_a_catalog_are_left_alone(spark, tmp_path):
+    """Files in the warehouse where the release catalog would live, with other columns, are not sqlanon's: the
+    run stops with one line and exit code 2 before writing anything, and the files stay as they were."""
+    warehouse = tmp_path / "warehouse"
+    (warehouse / CATALOG).mkdir(parents=True)
+    foreign = warehouse / CATALOG / "part-0.parquet"
+    duckdb.sql(f"COPY (SELECT 1 AS id, 'x' AS note) TO '{foreign}' (FORMAT parquet)")
+    before = foreign.read_bytes()
+    policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
+                         "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
+                                                       "spark.driver.memory": "1g"}},
+              "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"], "privacy": {"k": 4},
+              "release": {"name": "hospital_rel"}}
+    path = _write_policy(tmp_path, policy)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    # one line of sqlanon's (pyspark prints its own warnings about the pandas version on stderr too)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("sqlanon")]
+    assert len(lines) == 1 and lines[0].startswith("sqlanon: error:"), done.stderr
+    assert "not a sqlanon release catalog" in lines[0] and "Traceback" not in done.stderr
+    assert sorted(p.name for p in (warehouse / CATALOG).iterdir()) == ["part-0.parquet"]
+    assert foreign.read_bytes() == before
+    assert not (warehouse / "hospital_rel").exists()

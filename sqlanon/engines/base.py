@@ -219,9 +219,9 @@ class Backend:
     def transaction(self):
         return contextlib.nullcontext(self)
 
-    def adopt_orphaned(self, name: str) -> None:
-        """Make a table an earlier session wrote but this one does not know visible again (Spark with its
-        in-memory catalog); nothing on engines whose catalog persists."""
+    def adopt_orphaned(self, name: str, columns: list[str]) -> None:
+        """Make a table of `columns` an earlier session wrote but this one does not know visible again (Spark
+        with its in-memory catalog); nothing on engines whose catalog persists."""
 
     def local_counts(self, cells: int) -> Backend | None:
         """An in-process database to copy a frequency set of `cells` rows into and run the lattice search's

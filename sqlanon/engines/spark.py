@@ -321,21 +321,28 @@ class SparkBackend(Backend):
         if orphan is not None:
             orphan[0].delete(orphan[1], True)
 
-    def adopt_orphaned(self, name: str) -> None:
+    def adopt_orphaned(self, name: str, columns: list[str]) -> None:
         """With the in-memory catalog, register again a table an earlier session wrote into the warehouse (its
         files are there, its name forgotten), as a table over those files. The release catalog uses it: a
         run in a new session then reads the history the earlier runs recorded and appends to it, where
-        creating the table again would fail (Spark refuses a table over an existing location)."""
+        creating the table again would fail (Spark refuses a table over an existing location). Files whose
+        columns are not `columns` are not sqlanon's: they are left alone, and the run stops."""
         orphan = self._orphaned_location(name)
         if orphan is None:
             return
         location = orphan[1].toString()
+        fix = "move them away or set spark.sql.catalogImplementation: hive"
         try:
             self.spark.catalog.createTable(quote(name), path=location, source="parquet")
+            found = [f.name for f in self.spark.table(quote(name)).schema.fields]
         except self._errors as e:
-            raise DataError(f"{name}: an earlier Spark session left its files at {location}, and they cannot be "
-                            f"read as a table ({_first_line(e)}); move them away or set "
-                            "spark.sql.catalogImplementation: hive") from None
+            raise DataError(f"{name}: an earlier Spark session left files at {location} that cannot be read as a "
+                            f"table ({_first_line(e)}); {fix}") from None
+        if found != list(columns):
+            # registered over the files' path: dropping it forgets the name and leaves the files
+            self.execute("drop_relation.sql", name=name, kind="TABLE")
+            raise DataError(f"{name}: the files at {location} are not a sqlanon release catalog (columns "
+                            f"{', '.join(found)}); {fix}")
 
     def _orphaned_location(self, name: str):
         """The files of a managed table an in-memory catalog forgot (it lives as long as its session).
