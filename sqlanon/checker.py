@@ -20,13 +20,16 @@ import numpy as np
 from .frequency import FrequencySet, NodeCounts
 from .models.base import Criterion
 from .models.kanonymity import KAnonymity
-from .models.ldiversity import DistinctLDiversity
+from .models.ldiversity import TOL, DistinctLDiversity, EntropyLDiversity
 from .models.risk import TableCriterion, enforce_table_criteria
 from .rollup import counts_source
 
 # rows of sparse counts one statement may return (a node's sparse counts have at most as many rows as
 # the wide frequency set, so a batch of Adult nodes fits 48 to a statement, a 4.6-million-row table one)
 SPARSE_ROWS_PER_STATEMENT = 2_000_000
+# rows of the wide frequency set one statement of node verdicts may read, over all its nodes (each node's
+# GROUP BYs hold at most that many groups: this bounds the statement's memory as the above bounds the transfer)
+VERDICT_ROWS_PER_STATEMENT = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,10 @@ class NodeChecker:
 
     def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
                 satisfied: bool | None) -> None:
+        self._record_stats(levels, lambda: NodeStats.of(sizes, ok, satisfied))
+
+    def _record_stats(self, levels: dict[str, int], stats) -> None:
+        """Keep `stats()` (a NodeStats, computed only when kept) as the full node's."""
         # a projection (fewer attributes) is recorded as the full node it equals: the search infers that node
         # from it, and the optimum search then reads its sizes here instead of querying it again; not with
         # population models, which read the levels themselves
@@ -123,7 +130,7 @@ class NodeChecker:
         key = tuple(levels[n] if n in levels else self._root_tops[n] for n in self._qi_names)
         known = self.stats.get(key)
         if known is None or known.satisfied is None:
-            self.stats[key] = NodeStats.of(sizes, ok, satisfied)
+            self.stats[key] = stats()
 
     @property
     def prunable(self) -> bool:
@@ -243,6 +250,13 @@ class NodeChecker:
             todo = survivors
         if not todo:
             return _all_decided(out)
+        if self.verdicts_in_database:
+            per_statement = max(1, min(batch, VERDICT_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
+            for i in range(0, len(todo), per_statement):
+                chunk = todo[i:i + per_statement]
+                for idx, ok in zip(chunk, self._judge_in_database([nodes[j] for j in chunk])):
+                    out[idx] = ok
+            return _all_decided(out)
         # a node's sparse counts have at most as many rows as the wide frequency set
         per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
         for i in range(0, len(todo), per_statement):
@@ -250,6 +264,44 @@ class NodeChecker:
             for idx, result in zip(chunk, self._judge_sparse_many([nodes[j] for j in chunk])):
                 out[idx] = result.satisfied
         return _all_decided(out)
+
+    @property
+    def verdicts_in_database(self) -> bool:
+        """Are the nodes judged by the database itself (`FrequencySet.node_verdicts`), one row per node?
+
+        When the node counts are not rolled up in memory (a frequency set past `rollup.MAX_CELLS`) and every
+        model is one the verdict query states: k-anonymity, distinct and entropy l-diversity (without
+        don't-care values), all of one sensitive attribute, rows counted (no entity key). Otherwise the
+        blocks' sparse counts are fetched and judged here.
+        """
+        if (self.fs.entity or len(self.needed) != 1 or self.table_criteria or self.population_criteria
+                or counts_source(self.fs) is not self.fs):
+            return False
+        for c in self.criteria:
+            if getattr(c, "multi_attribute", False):
+                return False
+            if not (isinstance(c, KAnonymity) or type(c) is DistinctLDiversity
+                    or (type(c) is EntropyLDiversity and not c.dont_care_codes)):
+                return False
+        return True
+
+    def _judge_in_database(self, nodes: list[dict[str, int]]) -> list[bool]:
+        """Nodes judged by `FrequencySet.node_verdicts`; each one's stats recorded for the optimum search."""
+        k = max((c.k for c in self.criteria if isinstance(c, KAnonymity)), default=1)
+        distinct = max((c.l for c in self.criteria if type(c) is DistinctLDiversity), default=1)
+        entropy_l = max((c.l for c in self.criteria if type(c) is EntropyLDiversity), default=1.0)
+        # the same test as EntropyLDiversity.block_ok: entropy >= ln l - TOL; none needed when l <= 1
+        entropy = math.log(entropy_l) - TOL if entropy_l > 1 else None
+        rows = self.fs.node_verdicts(nodes, self.needed[0], k, distinct, entropy)
+        out = []
+        for levels, r in zip(nodes, rows):
+            satisfied = r["suppressed"] <= self.budget
+            stats = NodeStats(r["sum_sq"], int(r["min_size"]), int(r["classes"]), satisfied=satisfied,
+                              kept_rows=self.fs.rows - int(r["suppressed"]), kept_classes=int(r["kept_classes"]),
+                              kept_sum_sq=r["kept_sum_sq"], suppressed=int(r["suppressed"]))
+            self._record_stats(levels, lambda stats=stats: stats)
+            out.append(satisfied)
+        return out
 
     @property
     def has_multi_attribute(self) -> bool:

@@ -24,6 +24,7 @@ from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, Rec
 
 from conftest import HOSPITAL, adult_policy
 from test_models_search import MODELS
+from test_optimum import _random_policy, _random_table
 
 
 def _dense_verdict(run: Anonymization, levels: dict) -> tuple[bool, np.ndarray]:
@@ -225,3 +226,87 @@ def test_sizes_recorded_from_projections_equal_the_full_nodes(privacy):
             assert (stats.sum_sq, stats.min_size, stats.classes) == (direct.sum_sq, direct.min_size, direct.classes)
             if stats.satisfied is not None:
                 assert stats == direct, node
+
+
+# -- verdicts in the database: one row per node, no block fetched (the path of frequency sets too large to
+#    roll up in memory) ------------------------------------------------------------------------------------
+
+VERDICT_CASES = [
+    ({"l_diversity": {"variant": "entropy", "l": 3}}, None),
+    ({"k": 5, "l_diversity": {"variant": "entropy", "l": 2.5}, "max_suppression": 0.03}, None),
+    ({"k": 3, "l_diversity": {"variant": "entropy", "l": 2}, "max_suppression": 0.2}, ["relationship"]),
+    ({"k": 4, "l_diversity": {"variant": "distinct", "l": 3}}, None),
+]
+
+
+def _fresh_dense_stats(run: Anonymization, nodes: list[dict]):
+    dense = type(run.checker)(run.fs, run.criteria, run.policy.max_suppression)
+    verdicts = [dense._judge(levels, run.fs.node_counts(levels, sensitive=dense.needed)).satisfied
+                for levels in nodes]
+    return verdicts, dense.stats
+
+
+@pytest.mark.parametrize("privacy, sensitive", VERDICT_CASES, ids=lambda v: str(v))
+def test_node_verdicts_in_the_database_equal_the_dense_judgement(privacy, sensitive):
+    """Every Adult node judged by the verdict query has the dense route's verdict and the same NodeStats
+    (sizes, kept classes, suppressed rows), and no statement fetched a block."""
+    policy = adult_policy(4, privacy)
+    if sensitive is not None:
+        policy["sensitive"] = sensitive
+    with Anonymization(policy, db=":memory:") as run:
+        run.fs.rollup = False
+        assert run.checker.verdicts_in_database
+        nodes = _every_node(run)
+        assert run.fs.wide_table        # built on first use
+        log = run.backend.log = []
+        verdicts = run.checker._judge_in_database(nodes)
+        assert len(log) == 1 and '"xl"' in log[0] and '"key"' not in log[0]
+        expected, dense_stats = _fresh_dense_stats(run, nodes)
+        assert verdicts == expected
+        assert any(verdicts) and not all(verdicts)
+        for levels in nodes:
+            key = tuple(levels[n] for n in run.lattice.names)
+            assert run.checker.stats[key] == dense_stats[key], key
+
+
+def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_states():
+    """The search's entry point takes the verdict query for entropy l past the in-memory roll-up; in memory,
+    for recursive (c,l), with don't-care values or with an entity key it keeps the sparse counts."""
+    with Anonymization(adult_policy(4, {"k": 2, "l_diversity": {"variant": "entropy", "l": 2}}), db=":memory:") as run:
+        assert not run.checker.verdicts_in_database          # rolled up in memory: nothing to gain
+        run.fs.rollup, run.fs._counts_source = False, None
+        assert run.checker.verdicts_in_database
+        nodes = _every_node(run)[:40]
+        log = run.backend.log = []
+        got = run.checker.satisfied_many(nodes)
+        assert any('"xl"' in q for q in log) and not any('"key"' in q or '"v"' in q for q in log)
+        assert got == _fresh_dense_stats(run, nodes)[0]
+    for privacy in ({"l_diversity": {"variant": "recursive", "c": 3, "l": 2}},
+                    {"l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Prof-specialty"]}}):
+        with Anonymization(adult_policy(4, privacy), db=":memory:") as run:
+            run.fs.rollup = False
+            assert not run.checker.verdicts_in_database, privacy
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
+                     min_size=6, max_size=80),
+       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]))
+def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp, l):
+    """Random tables, every node: the verdict query agrees with the dense judgement, stats included."""
+    con = _random_table(rows)
+    if len({r[3] for r in rows}) < l:
+        l = 1.5 if len({r[3] for r in rows}) >= 2 else 1
+    privacy = {"variant": "entropy", "l": l} if l > 1 else None
+    run = Anonymization(_random_policy(k, supp, privacy), connection=con)
+    run.fs.rollup = False
+    nodes = _every_node(run)
+    if run.checker.needed:
+        assert run.checker.verdicts_in_database
+        verdicts = run.checker._judge_in_database(nodes)
+        expected, dense_stats = _fresh_dense_stats(run, nodes)
+        assert verdicts == expected
+        for levels in nodes:
+            key = tuple(levels[n] for n in run.lattice.names)
+            assert run.checker.stats[key] == dense_stats[key], key
+    con.close()

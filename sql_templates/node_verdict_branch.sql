@@ -1,0 +1,36 @@
+{# One lattice node judged in the database, as one branch of a batch: a single row with what the
+   optimum search needs of the node (`checker.NodeStats`), so none of its blocks leaves the database.
+
+   Per q*-block (the node's code columns `block_cols`): its size n, the number d of distinct values of
+   one sensitive attribute (`sens_col`) and xl = sum over those values of c ln c (c: the value's count in
+   the block). A block is kept when n >= min_size, d >= min_distinct and, with `entropy` (ln l less the
+   models' tolerance), its entropy ln n - xl / n reaches it (TKDD Def. 4.1; `EntropyLDiversity`).
+   The row: the node's position g in the batch, its classes, the sum of their squared sizes and the
+   smallest size (over every class), the rows in classes not kept, and the classes kept and their
+   squared sizes. Sums of squares are BIGINT: exact up to 3e9 rows. #}
+SELECT {{ g | int }} AS "g"
+  , COUNT(*) AS "classes"
+  , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
+  , MIN("n") AS "min_size"
+  , SUM(CASE WHEN "ok" THEN 0 ELSE "n" END) AS "suppressed"
+  , SUM(CASE WHEN "ok" THEN 1 ELSE 0 END) AS "kept_classes"
+  , SUM(CASE WHEN "ok" THEN CAST("n" AS BIGINT) * "n" ELSE 0 END) AS "kept_sum_sq"
+FROM (
+    SELECT "n", ("n" >= {{ min_size | int }} AND "d" >= {{ min_distinct | int }}
+{% if entropy is not none %}
+        AND LN("n") - "xl" / "n" >= {{ entropy | num }}
+{% endif %}
+        ) AS "ok"
+    FROM (
+        SELECT SUM("c") AS "n", COUNT(*) AS "d", SUM("c" * LN("c")) AS "xl"
+        FROM (
+            SELECT {% for c in block_cols %}{{ c | ident }}, {% endfor %}{{ sens_col | ident }}, SUM("cnt") AS "c"
+            FROM {{ table | ident }}
+            GROUP BY {% for c in block_cols %}{{ c | ident }}, {% endfor %}{{ sens_col | ident }}
+        ) AS "cells"
+{% if block_cols %}
+        GROUP BY {% for c in block_cols %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+
+{% endif %}
+    ) AS "blocks"
+) AS "judged"
