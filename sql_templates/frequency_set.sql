@@ -1,8 +1,13 @@
 {# The bottom frequency set: one scan of the source, grouped by the level-0 code of every
    quasi-identifier and the code of every sensitive value (TKDD Section 5); with an entity key, by
    the person too. With `weight`, the source is the staged table (`stage_source.sql`) and each of its
-   rows counts `weight` source rows. #}
+   rows counts `weight` source rows. With `distinct_rows`, its rows are already one per distinct
+   combination of exactly these columns' raw values (the staged table grouped, without an entity key),
+   and mapping each raw value to its level-0 code merges none of them: the rows are mapped and not
+   grouped again (on a source where nearly every row is distinct, such a second GROUP BY is as large as
+   the source). #}
 {% set weight = weight | default(none) %}
+{% set distinct_rows = distinct_rows | default(false) %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
 {% for q in qis %}
@@ -14,7 +19,7 @@ SELECT
 {% if entity %}
     src.{{ entity | ident }} AS "e",
 {% endif %}
-    {% if weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
+    {% if distinct_rows %}CAST(src.{{ weight | ident }} AS BIGINT){% elif weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
 FROM {{ source | ident }} AS src
 {% for q in qis %}
 JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
@@ -24,6 +29,7 @@ JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
 JOIN {{ s.map_table | ident }} AS sm{{ loop.index0 }}
   ON sm{{ loop.index0 }}."value" = CAST(src.{{ s.name | ident }} AS VARCHAR)
 {% endfor %}
+{% if not distinct_rows %}
 GROUP BY
 {% for q in qis %}
     m{{ loop.index0 }}."c0"{% if not loop.last or sensitives %},{% endif %}
@@ -35,4 +41,5 @@ GROUP BY
 {% endfor %}
 {% if entity %}
     src.{{ entity | ident }}
+{% endif %}
 {% endif %}

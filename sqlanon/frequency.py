@@ -13,6 +13,8 @@
    its rows by its count instead of reading the source a second time (`release_table.sql`).
    The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
    the codes of the sensitive values, and the row count (TKDD Section 5: Incognito's "frequency set").
+   When the staged table is grouped and there is no entity key, its rows are the cells already (each raw
+   value has one level-0 code), so they are mapped to codes and not grouped a second time.
    With an entity key (``entity_key:``) the frequency sets keep one row per (cell, person), column
    ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
 3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
@@ -358,7 +360,10 @@ class FrequencySet:
         return sens
 
     def _create_frequency_sets(self, staged: str) -> None:
-        self.backend.execute("frequency_set.sql", **self._fs_context(), source=staged, weight=STAGE_WEIGHT)
+        # a grouped staged table has one row per distinct (quasi-identifiers, sensitive values) without an
+        # entity key: its rows map to distinct cells, so the frequency set needs no GROUP BY of its own
+        self.backend.execute("frequency_set.sql", **self._fs_context(), source=staged, weight=STAGE_WEIGHT,
+                             distinct_rows=self.backend.stage_groups and not self.entity)
         self.counts = self._local_copy() or self.backend
 
     def _fs_context(self) -> dict:

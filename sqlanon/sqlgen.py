@@ -55,7 +55,7 @@ def policy_sql(run, dialect: str) -> str:
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
     ctx = dict(source=staged, weight=STAGE_WEIGHT, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table,
-               wide=fs.wide_name, entity=policy.entity_key)
+               wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key)
     out.append("-- the bottom frequency set (from the staged source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))

@@ -191,16 +191,18 @@ def _frequency_set_and_search(policy, connection, group: bool, monkeypatch):
     from sqlanon.engines.duckdb import DuckDBBackend
     monkeypatch.setattr(DuckDBBackend, "stage_groups", group)
     monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
-    staged = []
+    staged, bottom = [], []
     execute = DuckDBBackend.execute
 
     def spy(self, template, params=None, **context):
-        if template == "stage_source.sql":
-            staged.append(self.sql(template, **context))
+        if template in ("stage_source.sql", "frequency_set.sql"):
+            (staged if template == "stage_source.sql" else bottom).append(self.sql(template, **context))
         return execute(self, template, params, **context)
     monkeypatch.setattr(DuckDBBackend, "execute", spy)
     with Anonymization(policy, connection=connection) as run:
         assert len(staged) == 1 and ("GROUP BY" in staged[0]) == group
+        # grouped without an entity key, the staged rows are the cells already: the bottom set maps, not groups
+        assert len(bottom) == 1 and ("GROUP BY" in bottom[0]) == (not group or bool(policy.entity_key))
         con, fs = run.backend.con, run.fs
         cells = con.execute(f'SELECT * FROM "{fs.fs_table}" ORDER BY ALL').fetchall()
         rows = run.fs.rows
