@@ -116,21 +116,23 @@ class NodeChecker:
 
     def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
                 satisfied: bool | None) -> None:
-        self._record_stats(levels, lambda: NodeStats.of(sizes, ok, satisfied))
+        key = self._record_key(levels)
+        if key is not None:
+            self.stats[key] = NodeStats.of(sizes, ok, satisfied)
 
-    def _record_stats(self, levels: dict[str, int], stats) -> None:
-        """Keep `stats()` (a NodeStats, computed only when kept) as the full node's."""
+    def _record_key(self, levels: dict[str, int]) -> tuple[int, ...] | None:
+        """The full node whose stats these levels' results give, when they are to be recorded (not yet known
+        with a verdict), else None."""
         # a projection (fewer attributes) is recorded as the full node it equals: the search infers that node
         # from it, and the optimum search then reads its sizes here instead of querying it again; not with
         # population models, which read the levels themselves
         projection = len(levels) != len(self._qi_names)
         if projection and (self.population_criteria
                            or not all(n in levels or n in self._root_tops for n in self._qi_names)):
-            return
+            return None
         key = tuple(levels[n] if n in levels else self._root_tops[n] for n in self._qi_names)
         known = self.stats.get(key)
-        if known is None or known.satisfied is None:
-            self.stats[key] = stats()
+        return key if known is None or known.satisfied is None else None
 
     @property
     def prunable(self) -> bool:
@@ -250,20 +252,21 @@ class NodeChecker:
             todo = survivors
         if not todo:
             return _all_decided(out)
+        # a node's sparse counts, and the groups of its verdict query, have at most as many rows as the wide
+        # frequency set: each path's row budget gives its nodes per statement
         if self.verdicts_in_database:
-            per_statement = max(1, min(batch, VERDICT_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
-            for i in range(0, len(todo), per_statement):
-                chunk = todo[i:i + per_statement]
-                for idx, ok in zip(chunk, self._judge_in_database([nodes[j] for j in chunk])):
-                    out[idx] = ok
-            return _all_decided(out)
-        # a node's sparse counts have at most as many rows as the wide frequency set
-        per_statement = max(1, min(batch, SPARSE_ROWS_PER_STATEMENT // max(self.fs.wide_rows, 1)))
+            limit, judge = VERDICT_ROWS_PER_STATEMENT, self._judge_in_database
+        else:
+            limit, judge = SPARSE_ROWS_PER_STATEMENT, self._satisfied_sparse
+        per_statement = max(1, min(batch, limit // max(self.fs.wide_rows, 1)))
         for i in range(0, len(todo), per_statement):
             chunk = todo[i:i + per_statement]
-            for idx, result in zip(chunk, self._judge_sparse_many([nodes[j] for j in chunk])):
-                out[idx] = result.satisfied
+            for idx, ok in zip(chunk, judge([nodes[j] for j in chunk])):
+                out[idx] = ok
         return _all_decided(out)
+
+    def _satisfied_sparse(self, nodes: list[dict[str, int]]) -> list[bool]:
+        return [result.satisfied for result in self._judge_sparse_many(nodes)]
 
     @property
     def verdicts_in_database(self) -> bool:
@@ -299,7 +302,9 @@ class NodeChecker:
             stats = NodeStats(r["sum_sq"], int(r["min_size"]), int(r["classes"]), satisfied=satisfied,
                               kept_rows=self.fs.rows - int(r["suppressed"]), kept_classes=int(r["kept_classes"]),
                               kept_sum_sq=r["kept_sum_sq"], suppressed=int(r["suppressed"]))
-            self._record_stats(levels, lambda stats=stats: stats)
+            key = self._record_key(levels)
+            if key is not None:
+                self.stats[key] = stats
             out.append(satisfied)
         return out
 
