@@ -19,6 +19,7 @@ from hypothesis.extra.numpy import arrays
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.frequency import SparseCounts
+from sqlanon.search import find_minimal
 from sqlanon.models.kanonymity import KAnonymity
 from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 
@@ -310,3 +311,25 @@ def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp,
             key = tuple(levels[n] for n in run.lattice.names)
             assert run.checker.stats[key] == dense_stats[key], key
     con.close()
+
+
+@pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
+                                     {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}, "max_suppression": 0.04}])
+def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choice(privacy):
+    """With the verdicts in the database, Incognito's minimal nodes equal brute force over every node (both
+    through the same checker) and the in-memory route's (a separate judgement), and the chosen node and its
+    discernibility equal the in-memory route's (whose choice test_optimum checks against the brute-force
+    optimum), with and without suppression."""
+    got = {}
+    for rollup in (True, False):
+        with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
+            run.fs.rollup = rollup
+            assert run.checker.verdicts_in_database == (not rollup)
+            reference = find_minimal(run.lattice, run.checker, mode="brute_force")
+        with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
+            run.fs.rollup = rollup
+            run.search()
+            assert sorted(run.result.minimal) == sorted(reference.minimal) and reference.minimal
+            chosen = run.choose()
+            got[rollup] = (sorted(run.result.minimal), dict(chosen.levels), chosen.metrics["discernibility"])
+    assert got[True] == got[False]
