@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_scale import watch_peak_rss  # noqa: E402
+from bench_scale import _commit, watch_peak_rss  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
 
@@ -61,23 +62,29 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     backend = connect(db)       # opened first so the watcher below sees the preparation spill too
     con = backend.con
 
+    stop = threading.Event()
+
     def watch():          # the largest total of DuckDB's temporary files, from a second cursor
         cur = con.cursor()
-        while True:
+        while not stop.wait(0.5):
             try:
                 size = cur.execute("SELECT COALESCE(SUM(size), 0) FROM duckdb_temporary_files()").fetchone()[0]
                 spilled[0] = max(spilled[0], int(size))
             except Exception:
-                return
-            time.sleep(0.5)
+                break
+        cur.close()
 
-    threading.Thread(target=watch, daemon=True).start()
+    # stopped and joined before the connection closes: a thread still inside DuckDB at exit aborts the
+    # process ("FATAL: exception not rethrown", the first complete 100 M-row run)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     run = Anonymization(policy, connection=backend)
     out["rows"] = run.fs.rows
     report("prepare_s", time.perf_counter() - t0)
     t = time.perf_counter()
     result = run.search()
-    out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal))
+    out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal),
+               witnessed=run.checker.witnessed, per_level=result.per_level)
     report("search_s", time.perf_counter() - t)
     t = time.perf_counter()
     run.choose()
@@ -87,16 +94,23 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     run.materialize()
     out["released"] = run.outputs[0].rows
     report("release_s", time.perf_counter() - t)
+    stop.set()
+    watcher.join()
     run.close()
     report("total_s", time.perf_counter() - t0)
 
 
-def measure(policy: Path, db: Path, settings: dict, timeout: float) -> dict:
+def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | None = None) -> dict:
+    """One run in a fresh process, with the sqlanon package (and SQL templates) of the checkout `code`
+    (default this one)."""
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     sampler, peak = watch_peak_rss(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -126,6 +140,11 @@ def main() -> None:
     ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    ap.add_argument("--baseline", default=None, metavar="CHECKOUT",
+                    help="also run every size with the sqlanon of this checkout (e.g. `git worktree add` of an older "
+                    "commit), alternating with this one (this code first, then the baseline, then the other order on "
+                    "the next repeat): the baseline of the same run. Its sql_templates/ is copied into its sqlanon/ "
+                    "package (when missing there) so that it runs its own templates, not an installed copy's")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -135,15 +154,23 @@ def main() -> None:
         return
     settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
     data = Path(args.data)
+    variants: list[tuple[str, str | None]] = [("this", None)]
+    if args.baseline:
+        own = Path(args.baseline) / "sqlanon" / "sql_templates"
+        if not own.exists():
+            shutil.copytree(Path(args.baseline) / "sql_templates", own)
+        variants.append((f"baseline {_commit(args.baseline)}", args.baseline))
     rows = []
     for n in [int(s) for s in args.rows.split(",")]:
         folder = dataset(data, n)
-        for _ in range(args.repeat):
-            load = os.getloadavg()[0]
-            r = measure(folder / "landsend_entropy6.yaml", data / "bench_rows_release.duckdb", settings, args.timeout)
-            r.update(size=n, load_before=load)
-            rows.append(r)
-            print(json.dumps(r, default=str), file=sys.stderr, flush=True)
+        for i in range(args.repeat):
+            for label, code in (variants if i % 2 == 0 else variants[::-1]):
+                load = os.getloadavg()[0]
+                r = measure(folder / "landsend_entropy6.yaml", data / "bench_rows_release.duckdb", settings,
+                            args.timeout, code)
+                r.update(size=n, load_before=load, version=label)
+                rows.append(r)
+                print(json.dumps(r, default=str), file=sys.stderr, flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
     write_results(render(rows, args), args.out)
@@ -152,15 +179,16 @@ def main() -> None:
 def render(rows: list[dict], args) -> list[str]:
     command = (f"python benchmarks/bench_rows.py --rows {args.rows} --repeat {args.repeat} --memory-limit "
                f"{args.memory_limit} --temp-directory {args.temp_directory} --threads {args.threads} --timeout "
-               f"{args.timeout:g}" + (f" --out {args.out}" if args.out else ""))
+               f"{args.timeout:g}" + (f" --baseline {args.baseline}" if args.baseline else "")
+               + (f" --out {args.out}" if args.out else ""))
     lines = [f"Machine: {machine()}", "", f"Command: `{command}`", "",
              "Synthetic Lands End (seed 0), landsend_entropy6.yaml: 7 quasi-identifiers, cost sensitive, k = 6 and "
              "entropy 6-diversity, no suppression; every minimal node, the chosen node (discernibility) and the "
              "release as a table in a new DuckDB file. Each run a fresh process; peak memory = the process tree's "
              "resident memory sampled every 50 ms; spilled = the largest total of DuckDB's temporary files.", "",
-             "| rows | prepare s | search s | choose s | release s | total s | nodes evaluated | minimal | chosen "
-             "| peak memory MB | spilled MB | load before/after |",
-             "| - | - | - | - | - | - | - | - | - | - | - | - |"]
+             "| version | rows | prepare s | search s | choose s | release s | total s | nodes evaluated (by witness) "
+             "| minimal | chosen | peak memory MB | spilled MB | load before/after |",
+             "| - | - | - | - | - | - | - | - | - | - | - | - | - |"]
 
     def f(r, k):
         return f"{r[k]:.1f}" if k in r else "-"
@@ -169,8 +197,9 @@ def render(rows: list[dict], args) -> list[str]:
         total = f(r, "total_s") if "total_s" in r else (f"stopped at {r['wall_s']:.0f}" if r["timed_out"]
                                                         else f"failed: {r.get('error', '?')}")
         chosen = ", ".join(f"{k}={v}" for k, v in r["chosen"].items()) if "chosen" in r else "-"
-        lines.append(f"| {r['size']:,} | {f(r, 'prepare_s')} | {f(r, 'search_s')} | {f(r, 'choose_s')} | "
-                     f"{f(r, 'release_s')} | {total} | {r.get('evaluated', '-')} / {r.get('nodes', '-')} | "
+        lines.append(f"| {r.get('version', 'this')} | {r['size']:,} | {f(r, 'prepare_s')} | {f(r, 'search_s')} | "
+                     f"{f(r, 'choose_s')} | {f(r, 'release_s')} | {total} | {r.get('evaluated', '-')} / "
+                     f"{r.get('nodes', '-')} ({r.get('witnessed', '-')}) | "
                      f"{r.get('minimal', '-')} | {chosen} | {r['tree_peak_rss_mb']:,.0f} | "
                      f"{r.get('spilled_mb', 0):,.0f} | {r['load_before']:.1f} / {r['load']:.1f} |")
     return lines

@@ -15,3 +15,8 @@
 {% endfor %}
 {% endfor %}
 {% endmacro %}
+
+{# An integer code, cast to the narrow type the engine stores codes in (`Backend.code_type`) when it has one. #}
+{% macro code(expr, type) -%}
+{% if type %}CAST({{ expr }} AS {{ type | sqltype }}){% else %}{{ expr }}{% endif %}
+{%- endmacro %}

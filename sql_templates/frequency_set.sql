@@ -5,16 +5,19 @@
    combination of exactly these columns' raw values (the staged table grouped, without an entity key),
    and mapping each raw value to its level-0 code merges none of them: the rows are mapped and not
    grouped again (on a source where nearly every row is distinct, such a second GROUP BY is as large as
-   the source). #}
+   the source). Codes are stored in `code_types` (column -> engine type, or none: as the mapping tables
+   hold them). #}
+{% from "_macros.sql" import code %}
 {% set weight = weight | default(none) %}
+{% set code_types = code_types | default({}) %}
 {% set distinct_rows = distinct_rows | default(false) %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
 {% for q in qis %}
-    m{{ loop.index0 }}."c0" AS {{ ('q%d' % q.index) | ident }},
+    {{ code('m%d."c0"' % loop.index0, code_types.get('q%d' % q.index)) }} AS {{ ('q%d' % q.index) | ident }},
 {% endfor %}
 {% for s in sensitives %}
-    sm{{ loop.index0 }}."code" AS {{ s.col | ident }},
+    {{ code('sm%d."code"' % loop.index0, code_types.get(s.col)) }} AS {{ s.col | ident }},
 {% endfor %}
 {% if entity %}
     src.{{ entity | ident }} AS "e",

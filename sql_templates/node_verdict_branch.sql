@@ -7,7 +7,11 @@
    models' tolerance), its entropy ln n - xl / n reaches it (TKDD Def. 4.1; `EntropyLDiversity`).
    The row: the node's position g in the batch, its classes, the sum of their squared sizes and the
    smallest size (over every class), the rows in classes not kept, and the classes kept and their
-   squared sizes. Sums of squares are BIGINT: exact up to 3e9 rows. #}
+   squared sizes. Sums of squares are BIGINT: exact up to 3e9 rows.
+
+   With `witness` (a sample of the table's cells, `witness_sample.sql`) only the blocks holding a sampled
+   cell are judged, each whole: every one of them that fails is a block the node must suppress, so more
+   suppressed rows than the budget prove the node fails, at the cost of one filtered scan. #}
 SELECT {{ g | int }} AS "g"
   , COUNT(*) AS "classes"
   , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
@@ -24,8 +28,12 @@ FROM (
     FROM (
         SELECT SUM("c") AS "n", COUNT(*) AS "d", SUM("c" * LN("c")) AS "xl"
         FROM (
-            SELECT {% for c in block_cols %}{{ c | ident }}, {% endfor %}{{ sens_col | ident }}, SUM("cnt") AS "c"
-            FROM {{ table | ident }}
+            SELECT {% for c in block_cols %}"t".{{ c | ident }}, {% endfor %}"t".{{ sens_col | ident }}, SUM("t"."cnt") AS "c"
+            FROM {{ table | ident }} AS "t"
+{% if witness | default(none) and block_cols %}
+            WHERE EXISTS (SELECT 1 FROM {{ witness | ident }} AS "w"
+                WHERE {% for c in block_cols %}"w".{{ c | ident }} = "t".{{ c | ident }}{% if not loop.last %} AND {% endif %}{% endfor %})
+{% endif %}
             GROUP BY {% for c in block_cols %}{{ c | ident }}, {% endfor %}{{ sens_col | ident }}
         ) AS "cells"
 {% if block_cols %}

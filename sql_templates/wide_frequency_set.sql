@@ -1,12 +1,15 @@
 {# The wide frequency set: the bottom one with every level's code joined on (q{i}_{j} = attribute i
    at level j), so that any lattice node is one GROUP BY over it, without joins. With `view`, a view
-   computed when read (Spark, when the search counts on a copy of the frequency set in the driver). #}
+   computed when read (Spark, when the search counts on a copy of the frequency set in the driver). Codes
+   are stored in `code_types` (column -> engine type, or none: as the mapping tables hold them). #}
+{% from "_macros.sql" import code %}
+{% set code_types = code_types | default({}) %}
 CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS
 SELECT
 {% for q in qis %}
 {% set i = loop.index0 %}
 {% for j in range(q.height + 1) %}
-    m{{ i }}.{{ ('c%d' % j) | ident }} AS {{ q.col(j) | ident }},
+    {{ code('m%d.%s' % (i, ('c%d' % j) | ident), code_types.get(q.col(j))) }} AS {{ q.col(j) | ident }},
 {% endfor %}
 {% endfor %}
 {% for s in sensitives %}

@@ -30,6 +30,10 @@ SPARSE_ROWS_PER_STATEMENT = 2_000_000
 # rows of the wide frequency set one statement of node verdicts may read, over all its nodes (each node's
 # GROUP BYs hold at most that many groups: this bounds the statement's memory as the above bounds the transfer)
 VERDICT_ROWS_PER_STATEMENT = 20_000_000
+# witness checks (`satisfied_many`): for nodes whose sample of 4,096 cells has at most this many collisions
+# (about a million blocks or more: 4096**2 / (2 * 8)), this many nodes per statement (each a filtered scan)
+WITNESS_COLLISIONS = 8
+WITNESS_BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class NodeChecker:
         # models judged against a population table's classes at the node (k-map): need block codes
         self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
+        self.witnessed = 0      # nodes proven failing by a witness check (`satisfied_many`)
         # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
         self.stats: dict[tuple[int, ...], NodeStats] = {}
@@ -204,8 +209,15 @@ class NodeChecker:
             return self._judge(levels, self.fs.node_counts(levels))
         return self._judge_sparse_many([levels])[0]
 
-    def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False) -> list[bool]:
+    def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False,
+                       witness: bool = False) -> list[bool]:
         """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
+
+        0. With `witness` (a search that needs no stats of the nodes that fail), where the nodes are judged
+           in the database: a node whose blocks a sample suggests are millions (`witness_collisions`) is first
+           judged on the blocks its sampled cells fall in (`_fails_on_witnesses`), one filtered scan; when
+           those alone hold more rows that must be suppressed than the budget allows, it fails, and its full
+           GROUP BY (tens of millions of groups at 100 M rows) is never run. Nothing is recorded for it.
 
         1. Block sizes (one GROUP BY per node, no per-value counts), and for k-anonymity and distinct
            l-diversity alone the distinct-value counts too, which decide those exactly; for the other models
@@ -220,6 +232,17 @@ class NodeChecker:
         self.evaluated += len(nodes)
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
+        if witness and self.verdicts_in_database and self.fs.counts.samples_rows:
+            likely = [i for i in todo if self.fs.witness_collisions(nodes[i]) <= WITNESS_COLLISIONS]
+            for i in range(0, len(likely), WITNESS_BATCH):
+                chunk = likely[i:i + WITNESS_BATCH]
+                for idx, fails in zip(chunk, self._fails_on_witnesses([nodes[j] for j in chunk])):
+                    if fails:
+                        out[idx] = False
+                        self.witnessed += 1
+            todo = [i for i in todo if out[i] is None]
+            if not todo:
+                return _all_decided(out)
         exact = self.decided_by_bounds
         min_size = self.min_block_size
         # distinct counts cost about as much as the sparse counts themselves (a GROUP BY on block and value),
@@ -288,14 +311,24 @@ class NodeChecker:
                 return False
         return True
 
-    def _judge_in_database(self, nodes: list[dict[str, int]]) -> list[bool]:
-        """Nodes judged by `FrequencySet.node_verdicts`; each one's stats recorded for the optimum search."""
+    def _verdict_thresholds(self) -> tuple[int, int, float | None]:
+        """The verdict query's tests (`FrequencySet.node_verdicts`): smallest block, fewest distinct values,
+        least entropy (the same test as EntropyLDiversity.block_ok: entropy >= ln l - TOL; None when l <= 1)."""
         k = max((c.k for c in self.criteria if isinstance(c, KAnonymity)), default=1)
         distinct = max((c.l for c in self.criteria if type(c) is DistinctLDiversity), default=1)
         entropy_l = max((c.l for c in self.criteria if type(c) is EntropyLDiversity), default=1.0)
-        # the same test as EntropyLDiversity.block_ok: entropy >= ln l - TOL; none needed when l <= 1
-        entropy = math.log(entropy_l) - TOL if entropy_l > 1 else None
-        rows = self.fs.node_verdicts(nodes, self.needed[0], k, distinct, entropy)
+        return k, distinct, (math.log(entropy_l) - TOL if entropy_l > 1 else None)
+
+    def _fails_on_witnesses(self, nodes: list[dict[str, int]]) -> list[bool]:
+        """Does each node fail on the blocks its witness cells fall in alone? Each such block is judged whole,
+        so a failing one must be suppressed in any release of the node: more such rows than the budget is a
+        proof that the node fails. False proves nothing (the node is then judged in full)."""
+        rows = self.fs.node_verdicts(nodes, self.needed[0], *self._verdict_thresholds(), witness=True)
+        return [r["suppressed"] > self.budget for r in rows]
+
+    def _judge_in_database(self, nodes: list[dict[str, int]]) -> list[bool]:
+        """Nodes judged by `FrequencySet.node_verdicts`; each one's stats recorded for the optimum search."""
+        rows = self.fs.node_verdicts(nodes, self.needed[0], *self._verdict_thresholds())
         out = []
         for levels, r in zip(nodes, rows):
             satisfied = r["suppressed"] <= self.budget
@@ -365,10 +398,11 @@ class NodeChecker:
         failing[inverse[len(counts.block_codes):][~refined_ok]] = True
         return ~failing[inverse[:len(counts.block_codes)]]
 
-    def check(self, names: tuple[str, ...], bounds_hold: bool = False):
+    def check(self, names: tuple[str, ...], bounds_hold: bool = False, witness: bool = False):
         """A `lattice.Check`: for [(attribute indices into `names`, node)], does each satisfy?
-        `bounds_hold`: the nodes are known to pass `monotone_part` (skip the bounds pass)."""
+        `bounds_hold`: the nodes are known to pass `monotone_part` (skip the bounds pass); `witness`: the
+        search reads no stats of failing nodes, so witness checks may prove them failing (`satisfied_many`)."""
         def check(items) -> list[bool]:
             return self.satisfied_many([{names[i]: lvl for i, lvl in zip(subset, node)} for subset, node in items],
-                                       bounds_hold=bounds_hold)
+                                       bounds_hold=bounds_hold, witness=witness)
         return check

@@ -40,6 +40,12 @@ from .models.base import SensitiveDomain
 from .policy import Policy
 
 PREFIX = "__sqlanon"
+# `node_counts` pivots at most this many sensitive values into columns; past it (a CASE per value per row)
+# it fetches the (block, value) counts sparse and fills the matrix in numpy
+DENSE_PIVOT_VALUES = 16
+# the witness sample (`witness_table`): its size, and the seed that makes it, and so the run, repeatable
+WITNESS_CELLS = 4096
+WITNESS_SEED = 20071
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
 # the release is built from the staged source when it has at most this share of the source's rows (`_keep_staged`)
 STAGED_RELEASE_SHARE = 0.5
@@ -206,6 +212,7 @@ class FrequencySet:
         self.staged_name = f"{self.prefix}_staged"     # the source read once (`_stage`)
         self.wide_name = f"{self.prefix}_wide"
         self._wide_built = False
+        self._witness: tuple[str, dict[str, np.ndarray]] | None = None
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
@@ -366,9 +373,23 @@ class FrequencySet:
                              distinct_rows=self.backend.stage_groups and not self.entity)
         self.counts = self._local_copy() or self.backend
 
-    def _fs_context(self) -> dict:
+    def _fs_context(self, backend: Backend | None = None) -> dict:
         return dict(qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_name,
-                    entity=self.policy.entity_key)
+                    entity=self.policy.entity_key, code_types=self._code_types(backend or self.backend))
+
+    def _code_types(self, backend: Backend) -> dict[str, str | None]:
+        """Each code column's type in `backend`'s frequency sets (`Backend.code_type`): q{i} and q{i}_{j}
+        from the largest code of attribute i at level j, s{i} from the sensitive domain's size."""
+        out: dict[str, str | None] = {}
+        for q in self.qis:
+            codes = q.hierarchy.codes()
+            largest = codes.max(axis=1) if codes.size else np.zeros(q.height + 1, dtype=np.int64)
+            out[f"q{q.index}"] = backend.code_type(int(largest[0]))
+            for j in range(q.height + 1):
+                out[q.col(j)] = backend.code_type(int(largest[j]))
+        for s in self.sensitives:
+            out[s.col] = backend.code_type(max(s.domain.size - 1, 0))
+        return out
 
     @property
     def wide_table(self) -> str:
@@ -394,7 +415,7 @@ class FrequencySet:
         local.create_table_from_frame(self.fs_table, self.fetch_bottom())
         for qi in self.qis:
             local.create_table_from_frame(qi.map_table, self._map_frame(qi))
-        local.execute("wide_frequency_set.sql", **self._fs_context())      # no entity key here
+        local.execute("wide_frequency_set.sql", **self._fs_context(local))      # no entity key here
         return local
 
     # -- querying ---------------------------------------------------------------------------
@@ -460,6 +481,9 @@ class FrequencySet:
             counts = rolled.node_counts(levels, sensitive)
             if counts is not None:
                 return counts
+        if (sensitive and not refine and source_table is None and not self.entity
+                and sum(self._sens(s).domain.size for s in sensitive) > DENSE_PIVOT_VALUES):
+            return self._node_counts_from_sparse(levels, sensitive)
         block_cols = [self.qi(a).col(l) for a, l in levels.items()]
         refine_cols = [self._sens(r).col for r in refine]
         pivots = [(self._sens(s).col, self._sens(s).domain.size) for s in sensitive]
@@ -475,6 +499,17 @@ class FrequencySet:
         for name, (col, m) in zip(sensitive, pivots):
             sens[name] = np.column_stack([np.asarray(data[f"{col}_{v}"], dtype=np.int64) for v in range(m)])
         return NodeCounts(codes, sizes, sens)
+
+    def _node_counts_from_sparse(self, levels: dict[str, int], sensitive: Sequence[str]) -> NodeCounts:
+        """`node_counts` assembled from each sensitive attribute's sparse counts (one GROUP BY of block and
+        value each): a pivot of many values is one CASE per value per row (147 for Lands End's cost; at 10 M
+        rows 8 s, against about 1 s this way). Blocks are in code order either way."""
+        parts = [self._sparse([levels], self._sens(s))[0] for s in sensitive]
+        first = parts[0]
+        for other in parts[1:]:     # every attribute's statement groups the same rows by the same blocks
+            if not np.array_equal(other.block_codes, first.block_codes):
+                raise RuntimeError("sparse counts returned different blocks")   # a bug, not user error
+        return NodeCounts(first.block_codes, first.sizes(), {s: p.dense() for s, p in zip(sensitive, parts)})
 
     def batch_counts(self, nodes: list[dict[str, int]], distinct: Sequence[str] = ()) -> list[NodeCounts]:
         """Block sizes of several nodes in one statement (a UNION ALL of their GROUP BYs), and the number of
@@ -503,7 +538,7 @@ class FrequencySet:
         return out
 
     def node_verdicts(self, nodes: list[dict[str, int]], sensitive: str, min_size: int, min_distinct: int,
-                      entropy: float | None) -> list[dict[str, float]]:
+                      entropy: float | None, witness: bool = False) -> list[dict[str, float]]:
         """Nodes judged where the counts are, one row per node (`node_verdict_branch.sql`): a block is kept
         when it has at least `min_size` rows, `min_distinct` values of `sensitive` and, unless `entropy` is
         None, an entropy of those values (natural log) of at least `entropy`.
@@ -511,6 +546,7 @@ class FrequencySet:
         Returns, per node: classes, sum_sq and min_size over every class; suppressed (rows of the classes
         not kept), kept_classes and kept_sum_sq. No block leaves the database: a node of millions of
         classes costs its GROUP BYs, not a transfer and a pass in Python (`sparse_counts` does both).
+        With `witness`, the same of only the blocks holding a cell of `witness_sample` (each block whole).
         """
         if not nodes:
             return []
@@ -518,12 +554,38 @@ class FrequencySet:
             raise ValueError("node verdicts count rows, not persons")     # the caller checks; a bug otherwise
         sens_col = self._sens(sensitive).col
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy)
+                         sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
+                         witness=self.witness_table() if witness else None)
                     for i, levels in enumerate(nodes)]
         data = self.counts.fetchnumpy_union("node_verdict_branch.sql", branches)
         order = np.argsort(np.asarray(data["g"], dtype=np.int64))
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq")
         return [{f: float(np.asarray(data[f])[i]) for f in fields} for i in order]
+
+    def witness_table(self) -> str:
+        """A seeded sample of `WITNESS_CELLS` cells of the wide frequency set, made on first use where the
+        counts are (`witness_sample.sql`; only where `Backend.samples_rows`)."""
+        if self._witness is None:
+            name = f"{self.prefix}_witness"
+            self.counts.execute("witness_sample.sql", name=name, wide=self.wide_table, rows=WITNESS_CELLS,
+                                seed=WITNESS_SEED)
+            cols = [q.col(j) for q in self.qis for j in range(q.height + 1)]
+            data = self.counts.fetchnumpy("select_all.sql", relation=name)
+            self._witness = (name, {c: np.asarray(data[c], dtype=np.int64) for c in cols})
+        return self._witness[0]
+
+    def witness_collisions(self, levels: dict[str, int]) -> int:
+        """How many sampled cells share their block at this node with an earlier one: few collisions in a
+        sample of thousands mean millions of blocks (about n**2 / (2 * collisions) for n cells), so small
+        ones, where a witness check pays."""
+        self.witness_table()
+        assert self._witness is not None
+        sample = self._witness[1]
+        cols = [sample[self.qi(a).col(lvl)] for a, lvl in levels.items()]
+        if not cols:
+            return max(len(next(iter(sample.values()))) - 1, 0)
+        n = len(cols[0])
+        return n - len(np.unique(np.column_stack(cols), axis=0)) if n else 0
 
     def log_area(self, name: str, level: int) -> np.ndarray:
         """ln of how many base values each code of `name` at `level` covers (indexed by code; KL metric)."""

@@ -78,7 +78,7 @@ def relation_last(name: str) -> str:
     return ident(split_name(name)[-1])
 
 
-SQL_TYPES = ("BOOLEAN", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP")
+SQL_TYPES = ("BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP")
 
 
 def _sqltype(name: str) -> str:

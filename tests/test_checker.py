@@ -17,7 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from sqlanon import checker as checker_module
+from sqlanon import frequency
 from sqlanon.anonymizer import Anonymization
+from sqlanon.engines.base import Backend
 from sqlanon.frequency import SparseCounts
 from sqlanon.search import find_minimal
 from sqlanon.models.kanonymity import KAnonymity
@@ -35,6 +38,14 @@ def _dense_verdict(run: Anonymization, levels: dict) -> tuple[bool, np.ndarray]:
     return result.satisfied, result.ok
 
 
+def _adult_policy(privacy: dict, sensitive: list[str] | None) -> dict:
+    """Adult's first four quasi-identifiers with these models, of these sensitive attributes (default occupation)."""
+    policy = adult_policy(4, privacy)
+    if sensitive is not None:
+        policy["sensitive"] = sensitive
+    return policy
+
+
 def _every_node(run: Anonymization) -> list[dict]:
     return [run.lattice.levels(n) for n in run.lattice.nodes()]
 
@@ -42,9 +53,7 @@ def _every_node(run: Anonymization) -> list[dict]:
 @pytest.mark.parametrize("rollup", [True, False], ids=["rolled up in memory", "GROUP BY per node"])
 @pytest.mark.parametrize("name, privacy, sensitive", MODELS, ids=[m[0] for m in MODELS])
 def test_two_stage_check_equals_dense_check_on_every_adult_node(name, privacy, sensitive, rollup):
-    policy = adult_policy(4, privacy)
-    if sensitive is not None:
-        policy["sensitive"] = sensitive
+    policy = _adult_policy(privacy, sensitive)
     with Anonymization(policy, db=":memory:") as run:
         run.fs.rollup = rollup
         nodes = _every_node(run)
@@ -189,6 +198,54 @@ def test_sparse_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed)
         assert ('"key"' in log[0]) == packed
 
 
+@pytest.mark.parametrize("entity_key", [None, "education_num"], ids=["rows", "entity key"])
+def test_node_counts_from_sparse_counts_equal_the_pivot(monkeypatch, entity_key):
+    """Past DENSE_PIVOT_VALUES sensitive values, `node_counts` fills its matrices from sparse counts: on every
+    Adult node, with two sensitive attributes, the same blocks in the same order, sizes and counts as the
+    pivot of one column per value (with an entity key, which counts persons, the pivot stays)."""
+    policy = adult_policy(4, {"k": 2}, sensitive=["occupation", "relationship"])
+    if entity_key:
+        policy["entity_key"] = entity_key
+    with Anonymization(policy, db=":memory:") as run:
+        run.fs.rollup = False
+        nodes = _every_node(run)
+        assert run.fs.wide_table        # built on first use: not a node statement
+        monkeypatch.setattr(frequency, "DENSE_PIVOT_VALUES", 10 ** 6)
+        log = run.backend.log = []
+        pivot = [run.fs.node_counts(levels, sensitive=["occupation", "relationship"]) for levels in nodes]
+        assert all("CASE WHEN" in q for q in log)
+        monkeypatch.setattr(frequency, "DENSE_PIVOT_VALUES", 0)
+        log = run.backend.log = []
+        sparse = [run.fs.node_counts(levels, sensitive=["occupation", "relationship"]) for levels in nodes]
+        assert all(("CASE WHEN" in q) == bool(entity_key) for q in log)
+        for a, b in zip(pivot, sparse):
+            np.testing.assert_array_equal(a.block_codes, b.block_codes)
+            np.testing.assert_array_equal(a.sizes, b.sizes)
+            for name in ("occupation", "relationship"):
+                np.testing.assert_array_equal(a.sensitive[name], b.sensitive[name])
+
+
+def test_codes_are_stored_narrow_in_duckdb_and_come_back_as_int32():
+    """DuckDB stores each code column of the frequency sets in the narrowest type that holds its largest
+    code (`Backend.code_type`): Adult's age at level 0 (74 ages) in TINYINT, native country likewise; what
+    a query returns is widened to int32, so no numpy arithmetic on the codes wraps around."""
+    with Anonymization(adult_policy(8, {"k": 5}), db=":memory:") as run:
+        run.fs.rollup = False
+        types = dict(row[:2] for row in run.backend.con.execute(f'DESCRIBE "{run.fs.wide_table}"').fetchall())
+        for q in run.fs.qis:
+            largest = q.hierarchy.codes().max(axis=1)
+            for j in range(q.height + 1):
+                assert types[q.col(j)] == ("TINYINT" if largest[j] <= 127 else "SMALLINT"), (q.col(j), largest[j])
+        assert types["cnt"] == "BIGINT"
+        fs_types = dict(row[:2] for row in run.backend.con.execute(f'DESCRIBE "{run.fs.fs_table}"').fetchall())
+        assert fs_types["q0"] == types["q0_0"] and fs_types["s0"] == "TINYINT"
+        counts = run.fs.node_counts({"age": 0, "workclass": 0}, sensitive=["occupation"])
+        assert counts.block_codes.dtype == np.int64
+        data = run.backend.fetchnumpy("select_all.sql", relation=run.fs.wide_table)
+        assert data["q0_0"].dtype == np.int32 and data["cnt"].dtype == np.int64
+    assert Backend().code_type(10) is None      # engines without narrow types keep the mapping tables' INTEGER
+
+
 def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():
     """k and distinct l are decided from sizes and distinct counts alone, and with suppression they stay
     monotone, so Incognito prunes with them; entropy l with suppression prunes with its bounds."""
@@ -251,9 +308,7 @@ def _fresh_dense_stats(run: Anonymization, nodes: list[dict]):
 def test_node_verdicts_in_the_database_equal_the_dense_judgement(privacy, sensitive):
     """Every Adult node judged by the verdict query has the dense route's verdict and the same NodeStats
     (sizes, kept classes, suppressed rows), and no statement fetched a block."""
-    policy = adult_policy(4, privacy)
-    if sensitive is not None:
-        policy["sensitive"] = sensitive
+    policy = _adult_policy(privacy, sensitive)
     with Anonymization(policy, db=":memory:") as run:
         run.fs.rollup = False
         assert run.checker.verdicts_in_database
@@ -289,18 +344,25 @@ def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_state
             assert not run.checker.verdicts_in_database, privacy
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
-                     min_size=6, max_size=80),
-       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]))
-def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp, l):
-    """Random tables, every node: the verdict query agrees with the dense judgement, stats included."""
+def _random_run(rows: list[tuple], k: int, supp: float, l: float) -> tuple[duckdb.DuckDBPyConnection, Anonymization]:
+    """A random table's run with k, a suppression budget and entropy l (lowered to what the table's values
+    allow), its counts kept in the database (no roll-up)."""
     con = _random_table(rows)
     if len({r[3] for r in rows}) < l:
         l = 1.5 if len({r[3] for r in rows}) >= 2 else 1
     privacy = {"variant": "entropy", "l": l} if l > 1 else None
     run = Anonymization(_random_policy(k, supp, privacy), connection=con)
     run.fs.rollup = False
+    return con, run
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
+                     min_size=6, max_size=80),
+       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]))
+def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp, l):
+    """Random tables, every node: the verdict query agrees with the dense judgement, stats included."""
+    con, run = _random_run(rows, k, supp, l)
     nodes = _every_node(run)
     if run.checker.needed:
         assert run.checker.verdicts_in_database
@@ -333,3 +395,98 @@ def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choi
             chosen = run.choose()
             got[rollup] = (sorted(run.result.minimal), dict(chosen.levels), chosen.metrics["discernibility"])
     assert got[True] == got[False]
+
+
+def _witness_rows(run: Anonymization, nodes: list[dict]) -> list[dict]:
+    return run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker._verdict_thresholds(), witness=True)
+
+
+@pytest.mark.parametrize("cells", [64, 4096], ids=["64 sampled cells", "4,096 sampled cells"])
+@pytest.mark.parametrize("privacy, sensitive", VERDICT_CASES, ids=lambda v: str(v))
+def test_witness_checks_prove_only_nodes_that_fail(monkeypatch, privacy, sensitive, cells):
+    """On every Adult node, the blocks a witness sample falls in are judged exactly as the full verdict
+    judges them: a subset of its classes and of its suppressed rows. So a node the witness check fails
+    does fail (the dense judgement says so); and the check is not the full verdict in disguise: on some
+    nodes it sees fewer classes (where the sample is smaller than the table), and it proves some failing
+    (with a budget, only a large sample holds more failing rows than the budget)."""
+    monkeypatch.setattr(frequency, "WITNESS_CELLS", cells)
+    policy = _adult_policy(privacy, sensitive)
+    with Anonymization(policy, db=":memory:") as run:
+        run.fs.rollup = False
+        nodes = _every_node(run)
+        witness = _witness_rows(run, nodes)
+        full = run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker._verdict_thresholds())
+        fails = run.checker._fails_on_witnesses(nodes)
+        expected, _ = _fresh_dense_stats(run, nodes)
+        for levels, w, f, proven, ok in zip(nodes, witness, full, fails, expected):
+            assert w["classes"] <= f["classes"] and w["suppressed"] <= f["suppressed"], levels
+            assert w["kept_classes"] <= f["kept_classes"], levels
+            assert not (proven and ok), levels
+        if run.fs.wide_rows > cells:        # else the sample is every cell, and the check the full verdict
+            assert any(w["classes"] < f["classes"] for w, f in zip(witness, full))
+        if cells > 64 or not run.policy.max_suppression:   # a few sampled blocks rarely pass a budget's rows
+            assert any(fails)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
+                     min_size=6, max_size=80),
+       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
+       cells=st.integers(1, 20))
+def test_witness_checks_prove_only_failing_nodes_on_random_tables(rows, k, supp, l, cells):
+    """Random tables and samples, every node: a node the witness check fails fails the dense judgement."""
+    con, run = _random_run(rows, k, supp, l)
+    if run.checker.needed:
+        old = frequency.WITNESS_CELLS
+        frequency.WITNESS_CELLS = cells      # hypothesis runs many examples per test: no monkeypatch fixture
+        try:
+            nodes = _every_node(run)
+            fails = run.checker._fails_on_witnesses(nodes)
+        finally:
+            frequency.WITNESS_CELLS = old
+        expected, _ = _fresh_dense_stats(run, nodes)
+        assert not any(f and ok for f, ok in zip(fails, expected))
+    con.close()
+
+
+@pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
+                                     {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}, "max_suppression": 0.04}])
+def test_search_with_witness_checks_equals_brute_force(monkeypatch, privacy):
+    """Incognito with every node witness-checked first (any number of sample collisions allowed) finds
+    brute force's minimal nodes (judged in full, no witness) and the same chosen node, and witness checks
+    ran (and, without suppression, decided nodes). With suppression the search runs them as witness
+    checks, in the monotone pre-pass (k-anonymity and the entropy's distinct-value bound); the full check
+    after it is never witnessed."""
+    monkeypatch.setattr(frequency, "WITNESS_CELLS", 256)
+    monkeypatch.setattr(checker_module, "WITNESS_COLLISIONS", 10 ** 9)
+    with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
+        run.fs.rollup = False
+        reference = find_minimal(run.lattice, run.checker, mode="brute_force")
+        assert run.checker.witnessed == 0
+    with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
+        run.fs.rollup = False
+        log = run.backend.log = []
+        run.search()
+        assert sorted(run.result.minimal) == sorted(reference.minimal) and reference.minimal
+        witness_statements = sum("EXISTS" in q for q in log)
+        witnessed = run.checker.witnessed
+        chosen = run.choose()
+    with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
+        log = run.backend.log = []
+        run.search()            # rolled up in memory: no witness checks, the reference choice
+        assert run.checker.witnessed == 0 and not any("EXISTS" in q for q in log)
+        assert dict(run.choose().levels) == dict(chosen.levels)
+    assert witness_statements > 0
+    if "max_suppression" not in privacy:       # else the pre-pass's own checker witnessed them
+        assert witnessed > 0
+
+
+def test_witness_checks_run_only_where_the_collisions_suggest_many_blocks():
+    """With the default threshold, Adult's nodes (30,162 rows: a sample of 4,096 cells collides often) are
+    judged in full, not witness-checked: at most a few of the finest nodes qualify."""
+    with Anonymization(adult_policy(5, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}}), db=":memory:") as run:
+        run.fs.rollup = False
+        nodes = _every_node(run)
+        collisions = [run.fs.witness_collisions(levels) for levels in nodes]
+        assert min(collisions) >= 0 and max(collisions) == 4095        # the top node: one block
+        assert sum(c <= checker_module.WITNESS_COLLISIONS for c in collisions) < len(nodes) // 10

@@ -14,12 +14,21 @@ from .base import SOURCE_VIEW, Backend, name_parts, source_select
 MEMORY = ":memory:"
 
 
+def _widened(columns: dict) -> dict:
+    """Result columns with integers narrower than 32 bits widened to int32: codes are stored narrow
+    (`code_type`), and numpy arithmetic on int8 or int16 would wrap where int32, what every caller
+    was written for, does not."""
+    return {name: (a.astype(np.int32) if a.dtype.kind in "iu" and a.dtype.itemsize < 4 else a)
+            for name, a in columns.items()}
+
+
 class DuckDBBackend(Backend):
     """A DuckDB connection (a file, or in memory)."""
 
     engine = "duckdb"
     dialect = "duckdb"
     release_from_staged = True
+    samples_rows = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):
@@ -31,6 +40,10 @@ class DuckDBBackend(Backend):
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
+
+    def code_type(self, largest: int) -> str | None:
+        # signed, so no code arithmetic meets unsigned wrap-around; results come back widened (`_widened`)
+        return "TINYINT" if largest <= 127 else "SMALLINT" if largest <= 32767 else "INTEGER"
 
     # -- running templates (the hot path: no transpiling, no extra statement) -----------------
     def sql(self, template: str, **context) -> str:
@@ -63,13 +76,13 @@ class DuckDBBackend(Backend):
         return rows[0] if rows else None
 
     def fetchnumpy(self, template: str, params=None, **context) -> dict[str, np.ndarray]:
-        return self._cursor(template, params, context).fetchnumpy()
+        return _widened(self._cursor(template, params, context).fetchnumpy())
 
     def _run_sql(self, sql: str, params, want: str | None, template: str):
         try:
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
             if want == "numpy":
-                return cur.fetchnumpy()
+                return _widened(cur.fetchnumpy())
             rows = cur.fetchall()
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
