@@ -1,10 +1,17 @@
 {# sum of c ln c over the cells of the original table (the bottom frequency set's cells: level-0
-   codes and sensitive values): the part of the KL-divergence that does not depend on the node. #}
+   codes and sensitive values): the part of the KL-divergence that does not depend on the node. Without an
+   entity key each of its rows is a cell already (`frequency_set.sql` groups by, or starts from rows
+   distinct on, exactly those columns); with one, a cell is the group of its persons' rows. #}
 {% from "_macros.sql" import count_of %}
 SELECT SUM("c" * LN("c"))
 FROM (
+{% if entity %}
     SELECT CAST({{ count_of(entity) }} AS DOUBLE) AS "c"
     FROM {{ table | ident }}
     GROUP BY {% for q in qis %}{{ ('q%d' % q.index) | ident }}{% if not loop.last or sensitives %}, {% endif %}{% endfor %}{% for s in sensitives %}{{ s.col | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
+{% else %}
+    SELECT CAST("cnt" AS DOUBLE) AS "c"
+    FROM {{ table | ident }}
+{% endif %}
 ) AS cells

@@ -396,9 +396,14 @@ class FrequencySet:
         """The wide frequency set (every level's code joined onto the bottom one), built on first use: a
         search rolled up in memory (`sqlanon.rollup`) may never need it. With a local copy of the counts
         (`_local_copy`) the copy holds its own, built with it, and the engine's is a view, computed only if
-        a command reads it there (marginals, k-map)."""
+        a command reads it there (marginals, k-map). Where it is a table, the bottom frequency set's table is
+        replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
         if not self._wide_built:
-            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=self.counts is not self.backend)
+            view = self.counts is not self.backend
+            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=view)
+            if not view:
+                self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
+                self.backend.execute("bottom_as_view.sql", **self._fs_context())
             self._wide_built = True
         return self.wide_name
 

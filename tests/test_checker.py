@@ -231,19 +231,44 @@ def test_codes_are_stored_narrow_in_duckdb_and_come_back_as_int32():
     a query returns is widened to int32, so no numpy arithmetic on the codes wraps around."""
     with Anonymization(adult_policy(8, {"k": 5}), db=":memory:") as run:
         run.fs.rollup = False
-        types = dict(row[:2] for row in run.backend.con.execute(f'DESCRIBE "{run.fs.wide_table}"').fetchall())
+        con = run.backend.con
+        fs_types = dict(row[:2] for row in con.execute(f'DESCRIBE "{run.fs.fs_table}"').fetchall())
+        types = dict(row[:2] for row in con.execute(f'DESCRIBE "{run.fs.wide_table}"').fetchall())
         for q in run.fs.qis:
             largest = q.hierarchy.codes().max(axis=1)
             for j in range(q.height + 1):
                 assert types[q.col(j)] == ("TINYINT" if largest[j] <= 127 else "SMALLINT"), (q.col(j), largest[j])
-        assert types["cnt"] == "BIGINT"
-        fs_types = dict(row[:2] for row in run.backend.con.execute(f'DESCRIBE "{run.fs.fs_table}"').fetchall())
-        assert fs_types["q0"] == types["q0_0"] and fs_types["s0"] == "TINYINT"
+            assert fs_types[f"q{q.index}"] == types[q.col(0)]
+        assert types["cnt"] == fs_types["cnt"] == "BIGINT" and fs_types["s0"] == "TINYINT"
         counts = run.fs.node_counts({"age": 0, "workclass": 0}, sensitive=["occupation"])
         assert counts.block_codes.dtype == np.int64
         data = run.backend.fetchnumpy("select_all.sql", relation=run.fs.wide_table)
         assert data["q0_0"].dtype == np.int32 and data["cnt"].dtype == np.int64
     assert Backend().code_type(10) is None      # engines without narrow types keep the mapping tables' INTEGER
+
+
+@pytest.mark.parametrize("entity_key", [None, "education_num"], ids=["rows", "entity key"])
+def test_bottom_frequency_set_becomes_a_view_over_the_wide_one_with_the_same_rows(entity_key):
+    """Once the wide frequency set is built, the bottom one's table is dropped and the same name is a view
+    of the wide set's level-0 columns: the same rows (cells, counts, persons), and a second run on the same
+    connection still finds a free prefix."""
+    policy = adult_policy(4, {"k": 2, "l_diversity": {"variant": "entropy", "l": 2}})
+    if entity_key:
+        policy["entity_key"] = entity_key
+    con = duckdb.connect()
+    with Anonymization(policy, connection=con) as run:
+        run.fs.rollup = False
+        kind = "SELECT table_type FROM information_schema.tables WHERE table_name = ?"
+        assert con.execute(kind, [run.fs.fs_table]).fetchone()[0] == "LOCAL TEMPORARY"
+        before = con.execute(f'SELECT * FROM "{run.fs.fs_table}" ORDER BY ALL').fetchall()
+        assert run.fs.wide_table
+        assert con.execute(kind, [run.fs.fs_table]).fetchone()[0] == "VIEW"
+        assert con.execute(f'SELECT * FROM "{run.fs.fs_table}" ORDER BY ALL').fetchall() == before
+        if not entity_key:          # with one, a person with several values counts under each
+            assert run.fs.sensitive_totals()["occupation"].sum() == run.fs.rows
+        with Anonymization(policy, connection=con) as second:
+            assert second.fs.fs_table != run.fs.fs_table
+    con.close()
 
 
 def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():

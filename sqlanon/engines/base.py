@@ -211,7 +211,7 @@ class Backend:
         self.execute("drop_relation.sql", name=name, kind=self.relation_kind(name))
 
     def temporary_tables(self) -> list[str]:
-        """Names of this connection's temporary tables (work tables of runs sharing the connection)."""
+        """Names of this connection's temporary tables and views (work tables of runs sharing the connection)."""
         raise NotImplementedError
 
     def table_exists(self, name: str) -> bool:
