@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,8 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
 
     def report(phase: str, t: float) -> None:
         out[phase] = t
+        # the worker's own peak resident memory so far (Linux: KiB), after each phase: where the peak is
+        out.setdefault("peak_mb_after", {})[phase] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         print(json.dumps({**out, "spilled_mb": spilled[0] / 1e6}), flush=True)
 
     from sqlanon.engines.duckdb import connect

@@ -32,7 +32,7 @@ from .heuristic import heuristic_search
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
 from .models import criteria_from_policy
-from .models.profile import achieved_profile
+from .models.profile import achieved_profile, achieved_profile_in_chunks
 from .optimum import Optimum, Scorer, bounded_applies, bounded_optimum, find_optimum
 from .policy import Policy, load_policy
 from .progress import Quiet
@@ -40,6 +40,9 @@ from .release import Output, materialize, select_sql
 from .search import find_minimal
 from .version import __version__
 
+# the manifest's privacy profile (`Anonymization.achieved`) of a node with more blocks times sensitive values
+# than this is computed from sparse counts, this many cells at a time (16 M: 128 MB of counts)
+ACHIEVED_DENSE_CELLS = 1 << 24
 NOTHING_SATISFIES = ("no generalization satisfies the policy, not even the most general one; loosen the privacy "
                      "models or allow suppression (privacy.max_suppression)")
 
@@ -365,15 +368,38 @@ class Anonymization:
         return select_sql(self.policy, self.fs, self.chosen_result()[1], dialect=dialect)
 
     def achieved(self, result: NodeResult) -> dict:
-        """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile."""
+        """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile.
+        Past ACHIEVED_DENSE_CELLS (blocks times sensitive values) from sparse counts, a bounded number of
+        blocks at a time (`achieved_profile_in_chunks`): the same values, without the whole dense matrix."""
         keep = result.ok if result.suppressed_rows else np.ones(len(result.ok), dtype=bool)
         names = [s.name for s in self.fs.sensitives]
+        cells = len(keep) * sum(s.domain.size for s in self.fs.sensitives)
+        if names and cells > ACHIEVED_DENSE_CELLS and not self.fs.entity and keep.any():
+            return self._achieved_in_chunks(result, keep, names)
         counts = self.fs.node_counts(result.levels, sensitive=names)
         if len(counts.sizes) != len(result.counts.sizes) or not np.array_equal(
                 counts.block_codes, result.counts.block_codes):
             raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
         return achieved_profile(counts.sizes[keep], {n: counts.sensitive[n][keep] for n in names},
                                 {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
+
+    def _achieved_in_chunks(self, result: NodeResult, keep: np.ndarray, names: list[str]) -> dict:
+        sparse = {n: self.fs.sparse_counts([result.levels], n)[0] for n in names}
+        for sc in sparse.values():
+            if not np.array_equal(sc.block_codes, result.counts.block_codes):
+                raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+        sizes = sparse[names[0]].sizes()
+        step = max(1, ACHIEVED_DENSE_CELLS // sum(s.domain.size for s in self.fs.sensitives))
+
+        def chunks():
+            for lo in range(0, len(keep), step):
+                hi = min(len(keep), lo + step)
+                kept = keep[lo:hi]
+                if kept.any():
+                    yield sizes[lo:hi][kept], {n: sc.dense(lo, hi)[kept] for n, sc in sparse.items()}
+
+        return achieved_profile_in_chunks(sizes[keep], chunks(), {s.name: s.domain for s in self.fs.sensitives},
+                                          self.criteria)
 
     def manifest(self) -> dict:
         """The release manifest: once released, exactly the JSON of its catalog row (sqlanon_releases),

@@ -218,3 +218,43 @@ def test_check_profile_reports_the_pd_variant_c_star_beside_def_4_2():
     assert out["pd_recursive_c"] == 1.0
     assert out["pd_recursive_l"] == 2        # c = 0.9 fails at l = 3 (4 < 0.9 * 4), holds at l = 2 (4 < 0.9 * 14)
     assert "recursive_l" not in out          # no plain recursive model: no l achieved "with its c" to report
+
+
+CHUNKED_PROFILES = [
+    ({"k": 3, "l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Prof-specialty"]}, "max_suppression": 0.05},
+     ["occupation", "salary"]),
+    ({"l_diversity": {"variant": "recursive", "c": 3, "l": 2, "dont_care": ["Sales"],
+                      "no_negative_disclosure": {"c2": 1, "values": ["Craft-repair"]}}}, ["occupation", "salary"]),
+    ({"l_diversity": {"variant": "distinct", "l": 2}, "t_closeness": {"t": 0.3, "distance": "equal"},
+      "average_risk": 0.5, "records_at_risk": {"threshold": 0.2, "max_fraction": 0.5}, "max_suppression": 0.1},
+     ["occupation", "salary"]),
+    ({"k": 2, "beta_likeness": {"beta": 5, "variant": "enhanced"}, "delta_disclosure": {"delta": 4},
+      "t_closeness": {"t": 0.5, "distance": "ordered"}}, ["education_num"]),
+]
+
+
+@pytest.mark.parametrize("privacy, sensitive", CHUNKED_PROFILES, ids=lambda p: ",".join(p))
+def test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks(monkeypatch, privacy, sensitive):
+    """The manifest's privacy profile of a node with many blocks is computed from sparse counts, a few
+    blocks at a time (`achieved_profile_in_chunks`): on every Adult node, every model's achieved values
+    (table-level ones, a second sensitive attribute's, t under the ordered distance, beta, delta) and their
+    keys equal those of the whole dense matrix, with and without suppressed blocks."""
+    import sqlanon.anonymizer as anonymizer
+    from conftest import adult_policy
+    from sqlanon.anonymizer import Anonymization
+    seen = set()
+    with Anonymization(adult_policy(4, privacy, sensitive=sensitive), db=":memory:") as run:
+        run.fs.rollup = False
+        for node in run.lattice.nodes():
+            result = run.evaluate(run.lattice.levels(node))
+            if not result.ok.any():
+                continue
+            monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 1 << 40)
+            whole = run.achieved(result)
+            monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 64)     # a few blocks per chunk
+            chunked = run.achieved(result)
+            assert list(chunked) == list(whole)
+            for key, value in whole.items():
+                assert chunked[key] == (pytest.approx(value) if isinstance(value, float) else value), (node, key)
+            seen.add(bool(result.suppressed_rows))
+    assert True in seen or not privacy.get("max_suppression")

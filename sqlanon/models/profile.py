@@ -77,3 +77,57 @@ def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: 
                 for key, value in c.achieved(mat).items():
                     out.setdefault(prefix + key, _finite(value) if isinstance(value, float) else value)
     return out
+
+
+# How `achieved_profile_in_chunks` combines one key's values over chunks of blocks (the key without its
+# attribute prefix): every value is a worst case over blocks, so the least of the chunks' values or the
+# largest; these take the largest (None, an infinite c*, beats any number), "classes" adds up, "recursive_c_at_l"
+# is the same in every chunk, and any other key takes the least (k, the l values, npd_min_percent).
+LARGEST_KEYS = ("beta", "delta")
+LARGEST_SUFFIXES = ("_c",)
+LARGEST_PREFIXES = ("t_",)
+
+
+def _combine(key: str, values: list):
+    bare = key.rsplit(".", 1)[-1]
+    if bare == "classes":
+        return sum(values)
+    if bare == "recursive_c_at_l":
+        return values[0]
+    if bare in LARGEST_KEYS or bare.endswith(LARGEST_SUFFIXES) or bare.startswith(LARGEST_PREFIXES):
+        return None if any(v is None for v in values) else max(values)
+    return min(values)
+
+
+def achieved_profile_in_chunks(sizes: np.ndarray, chunks, domains: dict[str, SensitiveDomain],
+                               criteria: Sequence[Criterion] = ()) -> dict:
+    """`achieved_profile` of many blocks, from chunks of them: what a release of millions of classes can
+    afford (a dense matrix of 1.3 M classes by 147 values is 1.5 GB, and the entropies as much again).
+
+    Args:
+        sizes: (B,) every released class's size (the table-level models read them all at once).
+        chunks: an iterable of (sizes of some of the blocks, attribute -> their (b, m) counts); every block in
+            exactly one chunk.
+        domains, criteria: as for `achieved_profile`.
+
+    Returns:
+        The same dict as `achieved_profile` of all the blocks at once.
+
+    >>> disease = SensitiveDomain("disease", ("Cancer", "Flu"), totals=np.array([3, 3]))
+    >>> mat = np.array([[1, 2], [2, 1]])
+    >>> parts = [(np.array([3]), {"disease": mat[:1]}), (np.array([3]), {"disease": mat[1:]})]
+    >>> achieved_profile_in_chunks(np.array([3, 3]), parts, {"disease": disease}) == achieved_profile(
+    ...     np.array([3, 3]), {"disease": mat}, {"disease": disease})
+    True
+    """
+    per_block = [c for c in criteria if not isinstance(c, TableCriterion)]
+    values: dict[str, list] = {}
+    for part_sizes, counts in chunks:
+        for key, value in achieved_profile(part_sizes, counts, domains, per_block).items():
+            values.setdefault(key, []).append(value)
+    if not values:
+        raise ValueError("no blocks: use achieved_profile")
+    # k, classes and the table-level models from every size, first, as achieved_profile orders them
+    out = achieved_profile(np.asarray(sizes), {}, domains, [c for c in criteria if isinstance(c, TableCriterion)])
+    out.update({key: _combine(key, vs) for key, vs in values.items() if key not in out})
+    return out
