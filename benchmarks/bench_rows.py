@@ -87,7 +87,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     t = time.perf_counter()
     result = run.search()
     out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal),
-               witnessed=run.checker.witnessed, per_level=result.per_level)
+               witnessed=getattr(run.checker, "witnessed", None), per_level=result.per_level)   # None: older code
     report("search_s", time.perf_counter() - t)
     t = time.perf_counter()
     run.choose()
@@ -101,6 +101,35 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     watcher.join()
     run.close()
     report("total_s", time.perf_counter() - t0)
+
+
+def floor(parquet: str, db: str, settings: dict) -> None:
+    """What no anonymization of this file can do without, under the same settings, in one process: one
+    GROUP BY of the 8 columns read (the scan floor of the preparation) and the file copied into a table of a
+    new DuckDB file (the write floor of the release). Prints one JSON line."""
+    import duckdb
+    con = duckdb.connect(db, config={key: settings[key] for key in ("memory_limit", "temp_directory", "threads")})
+    out = {}
+    t = time.perf_counter()
+    cols = "zipcode, order_date, gender, style, price, quantity, shipment, cost"
+    out["groups"] = con.execute(f"SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM read_parquet(?) GROUP BY ALL)",
+                                [parquet]).fetchone()[0]
+    out["group_by_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    con.execute("CREATE TABLE copied AS SELECT * FROM read_parquet(?)", [parquet])
+    out["write_s"] = time.perf_counter() - t
+    con.close()
+    print(json.dumps(out), flush=True)
+
+
+def measure_floor(parquet: Path, db: Path, settings: dict) -> dict:
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    out = subprocess.run([sys.executable, __file__, "--floor-worker", str(parquet), str(db), json.dumps(settings)],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | None = None) -> dict:
@@ -150,10 +179,17 @@ def main() -> None:
                     "package (when missing there) so that it runs its own templates, not an installed copy's")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--floor", action="store_true",
+                    help="first measure, per size, the floors no run can go under (`floor`): one GROUP BY of the "
+                    "file's columns and the file written into a table")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--floor-worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], args.worker[1], json.loads(args.worker[2]))
+        return
+    if args.floor_worker:
+        floor(args.floor_worker[0], args.floor_worker[1], json.loads(args.floor_worker[2]))
         return
     settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
     data = Path(args.data)
@@ -166,6 +202,12 @@ def main() -> None:
     rows = []
     for n in [int(s) for s in args.rows.split(",")]:
         folder = dataset(data, n)
+        if args.floor:
+            load = os.getloadavg()[0]
+            r = measure_floor(folder / "landsend.parquet", data / "bench_rows_floor.duckdb", settings)
+            r.update(size=n, load_before=load, load=os.getloadavg()[0], version="floor")
+            rows.append(r)
+            print(json.dumps(r, default=str), file=sys.stderr, flush=True)
         for i in range(args.repeat):
             for label, code in (variants if i % 2 == 0 else variants[::-1]):
                 load = os.getloadavg()[0]
@@ -183,6 +225,7 @@ def render(rows: list[dict], args) -> list[str]:
     command = (f"python benchmarks/bench_rows.py --rows {args.rows} --repeat {args.repeat} --memory-limit "
                f"{args.memory_limit} --temp-directory {args.temp_directory} --threads {args.threads} --timeout "
                f"{args.timeout:g}" + (f" --baseline {args.baseline}" if args.baseline else "")
+               + (" --floor" if args.floor else "")
                + (f" --out {args.out}" if args.out else ""))
     lines = [f"Machine: {machine()}", "", f"Command: `{command}`", "",
              "Synthetic Lands End (seed 0), landsend_entropy6.yaml: 7 quasi-identifiers, cost sensitive, k = 6 and "
@@ -197,6 +240,11 @@ def render(rows: list[dict], args) -> list[str]:
         return f"{r[k]:.1f}" if k in r else "-"
 
     for r in rows:
+        if r.get("version") == "floor":
+            lines.append(f"| floor | {r['size']:,} | one GROUP BY of the file's 8 columns: {r['group_by_s']:.1f} "
+                         f"({r['groups']:,} groups) | - | - | the file written into a table: {r['write_s']:.1f} | - "
+                         f"| - | - | - | - | - | {r['load_before']:.1f} / {r['load']:.1f} |")
+            continue
         total = f(r, "total_s") if "total_s" in r else (f"stopped at {r['wall_s']:.0f}" if r["timed_out"]
                                                         else f"failed: {r.get('error', '?')}")
         chosen = ", ".join(f"{k}={v}" for k, v in r["chosen"].items()) if "chosen" in r else "-"

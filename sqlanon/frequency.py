@@ -43,7 +43,8 @@ PREFIX = "__sqlanon"
 # `node_counts` pivots at most this many sensitive values into columns; past it (a CASE per value per row)
 # it fetches the (block, value) counts sparse and fills the matrix in numpy
 DENSE_PIVOT_VALUES = 16
-# the witness sample (`witness_table`): its size, and the seed that makes it, and so the run, repeatable
+# the witness sample (`witness_table`): its size and seed (with several threads DuckDB's seeded sample can
+# still differ between runs: that changes which nodes a witness check decides, never a verdict)
 WITNESS_CELLS = 4096
 WITNESS_SEED = 20071
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
@@ -375,9 +376,9 @@ class FrequencySet:
 
     def _fs_context(self, backend: Backend | None = None) -> dict:
         return dict(qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_name,
-                    entity=self.policy.entity_key, code_types=self._code_types(backend or self.backend))
+                    entity=self.policy.entity_key, code_types=self.code_types(backend or self.backend))
 
-    def _code_types(self, backend: Backend) -> dict[str, str | None]:
+    def code_types(self, backend: Backend) -> dict[str, str | None]:
         """Each code column's type in `backend`'s frequency sets (`Backend.code_type`): q{i} and q{i}_{j}
         from the largest code of attribute i at level j, s{i} from the sensitive domain's size."""
         out: dict[str, str | None] = {}
@@ -401,7 +402,7 @@ class FrequencySet:
         if not self._wide_built:
             view = self.counts is not self.backend
             self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=view)
-            if not view:
+            if not view and self.backend.bottom_view_over_wide:
                 self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
                 self.backend.execute("bottom_as_view.sql", **self._fs_context())
             self._wide_built = True

@@ -55,12 +55,19 @@ def policy_sql(run, dialect: str) -> str:
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
     ctx = dict(source=staged, weight=STAGE_WEIGHT, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table,
-               wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key)
+               wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key,
+               # the run's engine stores codes narrow (`Backend.code_type`); other dialects as the mapping tables
+               code_types=fs.code_types(run.backend) if dialect == run.backend.dialect else {})
     out.append("-- the bottom frequency set (from the staged source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
     out.append("-- the wide frequency set (every level's code)")
     out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx))
+    if dialect != "spark":      # `Backend.bottom_view_over_wide`, for dialects that may have no backend
+        out.append("-- where the wide frequency set is a table: the bottom one's table replaced by a view of its "
+                   "level-0 columns")
+        out.extend(s + ";" for s in dialects.statements("drop_relation.sql", dialect, name=fs.fs_table, kind="TABLE"))
+        out.extend(s + ";" for s in dialects.statements("bottom_as_view.sql", dialect, **ctx))
     levels = run.chosen.levels
     out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
     pivots = [(s.col, s.domain.size) for s in fs.sensitives]

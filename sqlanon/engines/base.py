@@ -113,6 +113,9 @@ class Backend:
     # reduces nothing on a nearly distinct source, and the frequency set's GROUP BY, which follows anyway,
     # pre-aggregates before its shuffle)
     stage_groups = True
+    # once the wide frequency set is built as a table, the bottom one's table becomes a view of its level-0
+    # columns (`bottom_as_view.sql`): the same rows held once
+    bottom_view_over_wide = True
     # the engine draws a seeded sample of a table's rows (`witness_sample.sql`), for the witness checks
     samples_rows = False
 

@@ -233,6 +233,9 @@ class SparkBackend(Backend):
     engine = "spark"
     dialect = "spark"
     stage_groups = False
+    # its "temporary tables" are cached views (CACHE TABLE), kept by the executors: the bottom frequency set
+    # stays as it is beside the wide one (`FrequencySet.wide_table`)
+    bottom_view_over_wide = False
 
     def __init__(self, spark, owned: bool = False):
         super().__init__()
