@@ -260,3 +260,53 @@ def test_sql_steps_show_the_staged_source_and_where_the_release_is_built_from(tm
     assert '"__sqlanon_staged"' in duck.split("-- the bottom frequency set")[1].split("-- the wide")[0]
     assert "builds the release table from the staged source" in duck
     assert "builds the release table from the staged source" not in spark
+
+
+ODD_TEXT = """CREATE TABLE odd AS SELECT
+    CAST(i % 9 AS INTEGER) AS n,
+    DATE '2024-01-01' + CAST(i % 3 AS INTEGER) AS d,
+    i % 2 = 0 AS b,
+    ['a', 'b', 'c'][i % 3 + 1] AS s,
+    CAST(i % 4 AS BIGINT) AS v,
+    CAST(i % 5 AS DOUBLE) / 2 AS x
+FROM range(600) AS r(i)"""
+
+
+def test_typed_mapping_joins_give_the_bottom_frequency_set_of_text_joins(tmp_path, monkeypatch):
+    """The bottom frequency set joins mapping tables keyed by typed values for integer, date, boolean and text
+    columns (`typed_map.sql`), and by text for the others (DOUBLE here): the same cells, counts, minimal nodes
+    and release as the text joins, with hierarchies that also hold other text forms of the same values
+    ('007', '2024-1-2', 'TRUE', '1.50'), which match neither way."""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    def write(name, rows):
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\n".join(",".join(r) for r in rows) + "\n")
+        return str(path)
+    hierarchies = {
+        "n": write("n", [("n", "l1")] + [(str(i), "*") for i in range(9)] + [("007", "*"), ("+3", "*")]),
+        "d": write("d", [("d", "l1")] + [(f"2024-01-0{i}", "*") for i in (1, 2, 3)] + [("2024-1-2", "*")]),
+        "b": write("b", [("b", "l1"), ("true", "*"), ("false", "*"), ("TRUE", "*")]),
+        "s": write("s", [("s", "l1"), ("a", "*"), ("b", "*"), ("c", "*"), ("A", "*")]),
+        "x": write("x", [("x", "l1")] + [(str(i / 2), "*") for i in range(5)] + [("1.50", "*")]),
+    }
+    policy = load_policy({"source": {"table": "odd"},
+                          "quasi_identifiers": {c: {"hierarchy": h} for c, h in hierarchies.items()},
+                          "sensitive": ["v"], "privacy": {"k": 4, "l_diversity": {"variant": "distinct", "l": 2}},
+                          "release": {"name": "rel"}}, base_dir=tmp_path)
+    results = {}
+    for joins in (True, False):
+        monkeypatch.setattr(DuckDBBackend, "typed_map_joins", joins)
+        con = duckdb.connect()
+        con.execute(ODD_TEXT)
+        with Anonymization(policy, connection=con) as run:
+            log = run.backend.log = []
+            assert set(run.fs.typed_maps) == ({"n", "d", "b", "s", "v"} if joins else set())
+            cells = con.execute(f'SELECT * FROM "{run.fs.fs_table}" ORDER BY ALL').fetchall()
+            assert sum(c[-1] for c in cells) == 600
+            minimal = sorted(run.search().minimal)
+            run.choose()
+            run.materialize()
+            release = con.execute("SELECT *, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
+            results[joins] = (cells, minimal, dict(run.chosen.levels), release)
+        con.close()
+    assert results[True] == results[False]
