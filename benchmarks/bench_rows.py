@@ -48,6 +48,8 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     import yaml
     from sqlanon.anonymizer import Anonymization
     from sqlanon.policy import load_policy
+    settings = dict(settings)
+    last = settings.pop("stop_after", None) or "release"     # --stop-after: the last phase to run
     raw = yaml.safe_load(Path(policy_path).read_text())
     raw["source"].update(settings)
     policy = load_policy(raw, base_dir=Path(policy_path).parent)
@@ -84,19 +86,22 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     run = Anonymization(policy, connection=backend)
     out["rows"] = run.fs.rows
     report("prepare_s", time.perf_counter() - t0)
-    t = time.perf_counter()
-    result = run.search()
-    out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal),
-               witnessed=getattr(run.checker, "witnessed", None), per_level=result.per_level)   # None: older code
-    report("search_s", time.perf_counter() - t)
-    t = time.perf_counter()
-    run.choose()
-    out["chosen"] = run.chosen.levels
-    report("choose_s", time.perf_counter() - t)
-    t = time.perf_counter()
-    run.materialize()
-    out["released"] = run.outputs[0].rows
-    report("release_s", time.perf_counter() - t)
+    if last != "prepare":
+        t = time.perf_counter()
+        result = run.search()
+        out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal),
+                   witnessed=getattr(run.checker, "witnessed", None), per_level=result.per_level)  # None: older code
+        report("search_s", time.perf_counter() - t)
+    if last not in ("prepare", "search"):
+        t = time.perf_counter()
+        run.choose()
+        out["chosen"] = run.chosen.levels
+        report("choose_s", time.perf_counter() - t)
+    if last == "release":
+        t = time.perf_counter()
+        run.materialize()
+        out["released"] = run.outputs[0].rows
+        report("release_s", time.perf_counter() - t)
     stop.set()
     watcher.join()
     run.close()
@@ -179,6 +184,8 @@ def main() -> None:
                     "package (when missing there) so that it runs its own templates, not an installed copy's")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--stop-after", choices=("prepare", "search", "choose", "release"), default="release",
+                    help="the last phase each run does (its total is then up to there)")
     ap.add_argument("--floor", action="store_true",
                     help="first measure, per size, the floors no run can go under (`floor`): one GROUP BY of the "
                     "file's columns and the file written into a table")
@@ -192,6 +199,7 @@ def main() -> None:
         floor(args.floor_worker[0], args.floor_worker[1], json.loads(args.floor_worker[2]))
         return
     settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+    run_settings = dict(settings, stop_after=args.stop_after)
     data = Path(args.data)
     variants: list[tuple[str, str | None]] = [("this", None)]
     if args.baseline:
@@ -211,7 +219,7 @@ def main() -> None:
         for i in range(args.repeat):
             for label, code in (variants if i % 2 == 0 else variants[::-1]):
                 load = os.getloadavg()[0]
-                r = measure(folder / "landsend_entropy6.yaml", data / "bench_rows_release.duckdb", settings,
+                r = measure(folder / "landsend_entropy6.yaml", data / "bench_rows_release.duckdb", run_settings,
                             args.timeout, code)
                 r.update(size=n, load_before=load, version=label)
                 rows.append(r)
@@ -226,6 +234,7 @@ def render(rows: list[dict], args) -> list[str]:
                f"{args.memory_limit} --temp-directory {args.temp_directory} --threads {args.threads} --timeout "
                f"{args.timeout:g}" + (f" --baseline {args.baseline}" if args.baseline else "")
                + (" --floor" if args.floor else "")
+               + (f" --stop-after {args.stop_after}" if args.stop_after != "release" else "")
                + (f" --out {args.out}" if args.out else ""))
     lines = [f"Machine: {machine()}", "", f"Command: `{command}`", "",
              "Synthetic Lands End (seed 0), landsend_entropy6.yaml: 7 quasi-identifiers, cost sensitive, k = 6 and "
