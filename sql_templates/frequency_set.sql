@@ -6,12 +6,10 @@
    and mapping each raw value to its level-0 code merges none of them: the rows are mapped and not
    grouped again (on a source where nearly every row is distinct, such a second GROUP BY is as large as
    the source). Codes are stored in `code_types` (column -> engine type, or none: as the mapping tables
-   hold them). A column in `typed_maps` joins its typed mapping table (`typed_map.sql`) on its own values
-   instead of its text. #}
+   hold them). #}
 {% from "_macros.sql" import code %}
 {% set weight = weight | default(none) %}
 {% set code_types = code_types | default({}) %}
-{% set typed_maps = typed_maps | default({}) %}
 {% set distinct_rows = distinct_rows | default(false) %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
@@ -27,22 +25,12 @@ SELECT
     {% if distinct_rows %}CAST(src.{{ weight | ident }} AS BIGINT){% elif weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
 FROM {{ source | ident }} AS src
 {% for q in qis %}
-{% if q.name in typed_maps %}
-JOIN {{ typed_maps[q.name] | ident }} AS m{{ loop.index0 }}
-  ON m{{ loop.index0 }}."v" = src.{{ q.name | ident }}
-{% else %}
 JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
   ON m{{ loop.index0 }}."value" = CAST(src.{{ q.name | ident }} AS VARCHAR)
-{% endif %}
 {% endfor %}
 {% for s in sensitives %}
-{% if s.name in typed_maps %}
-JOIN {{ typed_maps[s.name] | ident }} AS sm{{ loop.index0 }}
-  ON sm{{ loop.index0 }}."v" = src.{{ s.name | ident }}
-{% else %}
 JOIN {{ s.map_table | ident }} AS sm{{ loop.index0 }}
   ON sm{{ loop.index0 }}."value" = CAST(src.{{ s.name | ident }} AS VARCHAR)
-{% endif %}
 {% endfor %}
 {% if not distinct_rows %}
 GROUP BY

@@ -5,8 +5,7 @@
    inline (`suppressed_codes`: rows of integer codes, one column per quasi-identifier). The suppression
    conditions loop over the quasi-identifiers only (`loop.first` of the filtered loop), since a kept or
    sensitive column may come first in source order. With `weight` (the staged source's row-count column,
-   `release_table.sql`) that column is selected too. With `typed_maps` (a table release on the engine that
-   built them, `FrequencySet.typed_maps`) those columns join the mapping tables keyed by typed values. #}
+   `release_table.sql`) that column is selected too. #}
 SELECT
 {% for col, qi, lvl in columns %}
 {% if qi is none or lvl == 0 %}
@@ -23,11 +22,7 @@ SELECT
 FROM {{ source | relation }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none and (lvl > 0 or suppressed or suppressed_codes) %}
-{% if qi.name in typed_maps | default({}) %}
-JOIN {{ typed_maps[qi.name] | ident }} AS m{{ qi.index }} ON m{{ qi.index }}."v" = src.{{ col | ident }}
-{% else %}
 JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
-{% endif %}
 {% endif %}
 {% endfor %}
 {% if suppressed or suppressed_codes %}

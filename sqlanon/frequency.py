@@ -47,9 +47,6 @@ DENSE_PIVOT_VALUES = 16
 # still differ between runs: that changes which nodes a witness check decides, never a verdict)
 WITNESS_CELLS = 4096
 WITNESS_SEED = 20071
-# source column types whose values have exactly one text form each (CAST to VARCHAR is one-to-one and
-# TRY_CAST reads it back): the bottom frequency set may join their mapping tables on typed values
-TYPED_JOIN_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "VARCHAR", "DATE", "BOOLEAN")
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
 # the release is built from the staged source when it has at most this share of the source's rows (`_keep_staged`)
 STAGED_RELEASE_SHARE = 0.5
@@ -217,7 +214,6 @@ class FrequencySet:
         self.wide_name = f"{self.prefix}_wide"
         self._wide_built = False
         self._witness: tuple[str, dict[str, np.ndarray]] | None = None
-        self.typed_maps: dict[str, dict[str, str]] = {}     # `_create_typed_maps`
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
         self.rows = 0
@@ -374,28 +370,9 @@ class FrequencySet:
     def _create_frequency_sets(self, staged: str) -> None:
         # a grouped staged table has one row per distinct (quasi-identifiers, sensitive values) without an
         # entity key: its rows map to distinct cells, so the frequency set needs no GROUP BY of its own
-        self.typed_maps = self._create_typed_maps(staged)
         self.backend.execute("frequency_set.sql", **self._fs_context(), source=staged, weight=STAGE_WEIGHT,
-                             distinct_rows=self.backend.stage_groups and not self.entity,
-                             typed_maps={column: spec["name"] for column, spec in self.typed_maps.items()})
+                             distinct_rows=self.backend.stage_groups and not self.entity)
         self.counts = self._local_copy() or self.backend
-
-    def _create_typed_maps(self, staged: str) -> dict[str, dict[str, str]]:
-        """Column -> the `typed_map.sql` context (name, map_table, type) of its mapping table keyed by
-        the staged column's own type, for the columns whose type has one text form per value
-        (`TYPED_JOIN_TYPES`), on engines with TRY_CAST (`Backend.typed_map_joins`): the bottom frequency set
-        joins them instead of casting every row to text. Empty elsewhere."""
-        if not self.backend.typed_map_joins:
-            return {}
-        types = dict(self.backend.columns(staged))
-        maps = [(q.name, q.map_table, f"{self.prefix}_tmap_{q.index}") for q in self.qis]
-        maps += [(s.name, s.map_table, f"{self.prefix}_tsmap_{s.index}") for s in self.sensitives]
-        out = {}
-        for column, map_table, table in maps:
-            if types.get(column) in TYPED_JOIN_TYPES:
-                out[column] = dict(name=table, map_table=map_table, type=types[column])
-                self.backend.execute("typed_map.sql", **out[column])
-        return out
 
     def _fs_context(self, backend: Backend | None = None) -> dict:
         return dict(qis=self.qis, sensitives=self.sensitives, fs=self.fs_table, wide=self.wide_name,

@@ -203,8 +203,6 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         supp = fs.create_suppressed_table(result)
         # from the staged source when the preparation kept it (`FrequencySet._keep_staged`): the same rows
         ctx = _select_context(policy, fs, result, None, supp, fs.staged)
-        # the typed mapping tables of the preparation, in this engine (`FrequencySet.typed_maps`)
-        ctx["typed_maps"] = {column: spec["name"] for column, spec in fs.typed_maps.items()}
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)

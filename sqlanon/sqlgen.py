@@ -58,11 +58,6 @@ def policy_sql(run, dialect: str) -> str:
                wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key,
                # the run's engine stores codes narrow (`Backend.code_type`); other dialects as the mapping tables
                code_types=fs.code_types(run.backend) if dialect == run.backend.dialect else {})
-    if dialect == run.backend.dialect and fs.typed_maps:
-        out.append("-- mapping tables keyed by the source columns' own types, joined instead of casting each row")
-        for spec in fs.typed_maps.values():
-            out.extend(s + ";" for s in dialects.statements("typed_map.sql", dialect, **spec))
-        ctx["typed_maps"] = {column: spec["name"] for column, spec in fs.typed_maps.items()}
     out.append("-- the bottom frequency set (from the staged source)")
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))

@@ -116,8 +116,6 @@ class Backend:
     # once the wide frequency set is built as a table, the bottom one's table becomes a view of its level-0
     # columns (`bottom_as_view.sql`): the same rows held once
     bottom_view_over_wide = True
-    # the bottom frequency set joins mapping tables keyed by typed values (`typed_map.sql`: needs TRY_CAST)
-    typed_map_joins = False
     # the engine draws a seeded sample of a table's rows (`witness_sample.sql`), for the witness checks
     samples_rows = False
 

@@ -29,7 +29,6 @@ class DuckDBBackend(Backend):
     dialect = "duckdb"
     release_from_staged = True
     samples_rows = True
-    typed_map_joins = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):
