@@ -47,6 +47,12 @@ NOTHING_SATISFIES = ("no generalization satisfies the policy, not even the most 
                      "models or allow suppression (privacy.max_suppression)")
 
 
+def _same_blocks(block_codes: np.ndarray, result: NodeResult) -> None:
+    """A second query of a node must return the node result's blocks in the same order."""
+    if len(block_codes) != len(result.counts.sizes) or not np.array_equal(block_codes, result.counts.block_codes):
+        raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+
+
 @dataclass
 class Candidate:
     levels: dict[str, int]
@@ -377,17 +383,13 @@ class Anonymization:
         if names and cells > ACHIEVED_DENSE_CELLS and not self.fs.entity and keep.any():
             return self._achieved_in_chunks(result, keep, names)
         counts = self.fs.node_counts(result.levels, sensitive=names)
-        if len(counts.sizes) != len(result.counts.sizes) or not np.array_equal(
-                counts.block_codes, result.counts.block_codes):
-            raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+        _same_blocks(counts.block_codes, result)
         return achieved_profile(counts.sizes[keep], {n: counts.sensitive[n][keep] for n in names},
                                 {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
 
     def _achieved_in_chunks(self, result: NodeResult, keep: np.ndarray, names: list[str]) -> dict:
-        sparse = {n: self.fs.sparse_counts([result.levels], n)[0] for n in names}
-        for sc in sparse.values():
-            if not np.array_equal(sc.block_codes, result.counts.block_codes):
-                raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+        sparse = dict(zip(names, self.fs.node_sparse_counts(result.levels, names)))
+        _same_blocks(sparse[names[0]].block_codes, result)
         sizes = sparse[names[0]].sizes()
         step = max(1, ACHIEVED_DENSE_CELLS // sum(s.domain.size for s in self.fs.sensitives))
 
