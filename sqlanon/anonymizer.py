@@ -126,8 +126,10 @@ class Anonymization:
                 self.backend.close()
             raise
         self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
-        self.lattice = Lattice(tuple(q.name for q in self.fs.qis), tuple(q.height for q in self.fs.qis),
-                               tuple(q.hierarchy.domain_sizes()[-1] == 1 for q in self.fs.qis))
+        qis = self.fs.qis
+        self.lattice = Lattice(tuple(q.name for q in qis), tuple(q.height for q in qis),
+                               same_blocks=tuple(tuple(q.hierarchy.same_blocks()) for q in qis),
+                               one_block=tuple(tuple(size == 1 for size in q.hierarchy.domain_sizes()) for q in qis))
         self.timings["prepare"] = time.perf_counter() - t
         self.result: SearchResult | None = None
         self.candidates: list[Candidate] = []

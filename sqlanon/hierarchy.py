@@ -79,6 +79,17 @@ class HierarchyTable:
         """Number of distinct labels at each level."""
         return [len(set(level)) for level in self.labels]
 
+    def same_blocks(self) -> list[int]:
+        """Per level, the lowest level that splits the values into the same blocks (itself when none lower
+        does). Levels nest (`validate`), so two levels with as many labels split the values alike: a node
+        with this attribute at either level has the same blocks, whatever the data.
+
+        >>> HierarchyTable("q", ["1", "2"], [["1", "2"], ["*", "*"], ["*", "*"]]).same_blocks()
+        [0, 1, 1]
+        """
+        sizes = self.domain_sizes()
+        return [sizes.index(size) for size in sizes]
+
     def digest(self) -> str:
         h = hashlib.sha256()
         for row in zip(*self.labels):

@@ -34,7 +34,10 @@ class Lattice:
     Args:
         names: the quasi-identifiers, in policy order.
         heights: the height of each one's hierarchy.
-        single_root: per attribute, whether its top level is one value ('*').
+        same_blocks: per attribute, per level, the lowest level that splits its values into the same
+            blocks (`HierarchyTable.same_blocks`); None: every level splits them differently.
+        one_block: per attribute, per level, whether the level maps every value to one label (a single
+            root '*', or a column of one value at every level); None: no level is known to be one.
 
     >>> lattice = Lattice(("age", "zip"), (2, 1))
     >>> lattice.size
@@ -45,9 +48,12 @@ class Lattice:
 
     names: tuple[str, ...]
     heights: tuple[int, ...]
-    # per attribute: is its top level one single value ('*')? Then a node with that attribute at the
-    # top has the same blocks as its projection without the attribute.
-    single_root: tuple[bool, ...] | None = None
+    # two nodes whose levels split every attribute's values alike have the same blocks, so the same verdict
+    # under every privacy model (each is a function of the blocks' sensitive counts): the search infers one
+    # from the other. An attribute at a level of one label splits nothing: such a node has the blocks of its
+    # projection without that attribute.
+    same_blocks: tuple[tuple[int, ...], ...] | None = None
+    one_block: tuple[tuple[bool, ...], ...] | None = None
 
     @property
     def size(self) -> int:
@@ -61,6 +67,17 @@ class Lattice:
 
     def node(self, levels: dict[str, int]) -> Node:
         return tuple(int(levels[n]) for n in self.names)
+
+    def same_blocks_as(self, node: Node) -> Node:
+        """The lowest node with the same blocks as `node` (each level replaced by the lowest that splits the
+        attribute's values alike): the same verdict under every model.
+
+        >>> Lattice(("zip", "qty"), (2, 1), same_blocks=((0, 1, 2), (0, 0))).same_blocks_as((2, 1))
+        (2, 0)
+        """
+        if self.same_blocks is None:
+            return node
+        return tuple(self.same_blocks[a][level] for a, level in enumerate(node))
 
 
 def direct_specializations(node: Node) -> list[Node]:
@@ -225,9 +242,12 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     candidate join and the inferences below are array operations.
 
     Inferences, without a query: a candidate one of whose direct specializations satisfied satisfies
-    (generalization property); and, sound for any predicate, an attribute generalized to a single root
-    value does not split any block, so a candidate with such an attribute at its top level has exactly
-    the blocks of its projection without it, which satisfied (that is what made it a candidate).
+    (generalization property). Two more are sound for any predicate, since a verdict is a function of the
+    blocks: an attribute at a level of one label (`Lattice.one_block`: a single root '*', or a column of
+    one value) splits no block, so such a candidate has exactly the blocks of its projection without it,
+    which satisfied (that is what made it a candidate); and a candidate whose levels split the values
+    like lower ones (`Lattice.same_blocks`) has the verdict of that lower node, already decided (a lower
+    height), so one that failed makes it fail.
 
     Args:
         lattice: the lattice.
@@ -253,10 +273,12 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     >>> result.minimal, sorted(result.satisfying), result.evaluated     # brute force evaluates 9
     ([(1, 1)], [(1, 1), (1, 2), (2, 1), (2, 2)], 5)
     """
-    roots = lattice.single_root or (False,) * len(lattice.heights)
     t = time.perf_counter()
     n = len(lattice.names)
     heights = lattice.heights
+    one = lattice.one_block or tuple((False,) * (h + 1) for h in heights)
+    same = [np.asarray(lattice.same_blocks[a] if lattice.same_blocks else range(heights[a] + 1), dtype=np.int64)
+            for a in range(n)]
     S: dict[tuple[int, ...], np.ndarray] = {}
     evaluated = 0
     per_level = []
@@ -269,7 +291,7 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
     height_of: dict[tuple[int, ...], np.ndarray] = {full_shape: full_heights}
     for size in range(1, n + 1):
         level_start, level_evaluated = time.perf_counter(), 0
-        work: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        work: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
         candidates = 0
         for subset in itertools.combinations(range(n), size):
             cand = _candidates(subset, heights, S)
@@ -278,13 +300,14 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
                 continue
             if cand.shape not in height_of:
                 height_of[cand.shape] = np.indices(cand.shape).sum(axis=0)
-            rooted = np.zeros(cand.shape, dtype=bool)       # an attribute at its single-root top level
+            rooted = np.zeros(cand.shape, dtype=bool)       # an attribute at a level of one label
             if size > 1:
                 for axis, a in enumerate(subset):
-                    if roots[a]:
-                        index: list[slice | int] = [slice(None)] * size
-                        index[axis] = heights[a]
-                        rooted[tuple(index)] = True
+                    for level, single in enumerate(one[a]):
+                        if single:
+                            index: list[slice | int] = [slice(None)] * size
+                            index[axis] = level
+                            rooted[tuple(index)] = True
             # the candidates as flat indices sorted by height, with their levels: each height's nodes are
             # then a slice, and a direct specialization is the flat index less one axis's stride
             flat = np.flatnonzero(cand)
@@ -294,12 +317,14 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
             coords = np.column_stack(np.unravel_index(flat, cand.shape))
             strides = np.array([int(st) // S[subset].itemsize for st in S[subset].strides], dtype=np.int64)
             bounds = np.searchsorted(hs, np.arange(int(hs[-1]) + 2))
-            work[subset] = (flat, coords, strides, bounds, rooted.ravel()[flat])
+            # each candidate's lowest node with the same blocks (itself, mostly): a lower one is decided first
+            twin = np.ravel_multi_index(tuple(same[a][coords[:, axis]] for axis, a in enumerate(subset)), cand.shape)
+            work[subset] = (flat, coords, strides, bounds, rooted.ravel()[flat], twin)
             candidates += len(flat)
         top = max((len(w[3]) - 2 for w in work.values()), default=-1)
         for h in range(top + 1):
             todo: list = []
-            for subset, (flat, coords, strides, bounds, rooted) in work.items():
+            for subset, (flat, coords, strides, bounds, rooted, twin) in work.items():
                 if h + 1 >= len(bounds) or bounds[h] == bounds[h + 1]:
                     continue
                 lo, hi = bounds[h], bounds[h + 1]
@@ -309,9 +334,12 @@ def incognito(lattice: Lattice, check: Check, progress=None) -> SearchResult:
                 # axis's level is above 0 (else index 0, masked out)
                 below = levels > 0
                 specializations = np.where(below, nodes[:, None] - strides[None, :], 0)
-                inferred = rooted[lo:hi] | (s[specializations] & below).any(axis=1)
+                twins = twin[lo:hi]
+                lower = twins != nodes
+                inferred = rooted[lo:hi] | (s[specializations] & below).any(axis=1) | (lower & s[twins])
                 s[nodes[inferred]] = True
-                todo.extend((subset, tuple(int(v) for v in idx)) for idx in levels[~inferred])
+                # the rest with a lower twin: it failed (or was no candidate, so failed), and so do they
+                todo.extend((subset, tuple(int(v) for v in idx)) for idx in levels[~inferred & ~lower])
             if todo:
                 for (subset, node), ok in zip(todo, check(todo)):
                     if ok:

@@ -50,8 +50,10 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
                 dominated.add(node)
                 if node in candidates:
                     undecided.add(node)     # not minimal; the optimum search checks it if it can still win
-            elif node in candidates:
+            elif node in candidates and lattice.same_blocks_as(node) == node:
                 todo.append(node)
+            # a candidate with a lower node of the same blocks is left failing: that node (a candidate too,
+            # with the same verdicts) was judged and failed, else this one would be dominated
         for node, ok in zip(todo, full([(everything, n) for n in todo])):
             if ok:
                 satisfying.add(node)

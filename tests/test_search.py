@@ -98,3 +98,144 @@ def test_random_tables_incognito_equals_brute_force(table):
             expected.add(node)
     assert reference.satisfying == expected
     con.close()
+
+
+# -- nodes with the same blocks: levels that split the values alike, levels of one label --------------
+
+@pytest.mark.parametrize("labels, same, one", [
+    # (labels per level, HierarchyTable.same_blocks(), one label per level)
+    ([["1", "2", "3", "4"], ["1", "2", "3", "4"], ["x", "x", "y", "y"], ["*"] * 4], [0, 0, 2, 3],
+     [False, False, False, True]),
+    ([["7"], ["7"], ["*"]], [0, 0, 0], [True, True, True]),
+    ([["1", "2"], ["x", "y"], ["*", "*"], ["*", "*"]], [0, 0, 2, 2], [False, False, True, True]),
+    ([["1", "2", "3"], ["a", "a", "b"], ["a", "a", "b"], ["*"] * 3], [0, 1, 1, 3], [False, False, False, True]),
+])
+def test_same_blocks_of_a_hierarchy(labels, same, one):
+    from sqlanon.hierarchy import HierarchyTable
+    table = HierarchyTable("q", list(labels[0]), labels)
+    table.validate()
+    assert table.same_blocks() == same
+    assert [size == 1 for size in table.domain_sizes()] == one
+
+
+@st.composite
+def labelled_tables(draw):
+    """Rows of 1-3 attributes, each with nested levels drawn by merging blocks or repeating a level (so some
+    levels split the values alike and some hold one label), and a k."""
+    attributes = []
+    for _ in range(draw(st.integers(1, 3))):
+        d = draw(st.integers(1, 4))
+        levels = [list(range(d))]
+        for _ in range(draw(st.integers(1, 3))):
+            last = levels[-1]
+            how = draw(st.sampled_from(["repeat", "merge", "merge"]))
+            if how == "repeat" or max(last) == 0:
+                levels.append(list(last))
+            else:               # merge two labels of the level before: a coarser nesting level
+                a = draw(st.integers(0, max(last) - 1))
+                levels.append([v if v <= a else v - 1 for v in last])
+        levels.append([0] * d)  # the root
+        attributes.append(levels)
+    rows = draw(st.lists(st.tuples(*(st.integers(0, len(lv[0]) - 1) for lv in attributes)), min_size=1,
+                         max_size=30))
+    return attributes, rows, draw(st.integers(1, 5))
+
+
+@settings(max_examples=150, deadline=None)
+@given(labelled_tables())
+def test_incognito_with_same_blocks_equals_brute_force_and_skips_twins(table):
+    from sqlanon.lattice import Lattice, brute_force, incognito
+    attributes, rows, k = table
+    asked: list = []
+
+    def k_anonymous(batch):
+        out = []
+        for subset, node in batch:
+            asked.append((subset, node))
+            keys = [tuple(attributes[a][lvl][row[a]] for a, lvl in zip(subset, node)) for row in rows]
+            out.append(min(keys.count(key) for key in keys) >= k)
+        return out
+
+    names = tuple(f"q{i}" for i in range(len(attributes)))
+    heights = tuple(len(levels) - 1 for levels in attributes)
+    same = tuple(tuple(next(j for j in range(len(lv)) if len(set(lv[j])) == len(set(lv[i])))
+                       for i in range(len(lv))) for lv in attributes)
+    one = tuple(tuple(len(set(level)) == 1 for level in lv) for lv in attributes)
+    lattice = Lattice(names, heights, same_blocks=same, one_block=one)
+    found = incognito(lattice, k_anonymous)
+    reference = brute_force(Lattice(names, heights), k_anonymous)
+    assert found.satisfying == reference.satisfying
+    assert found.minimal == reference.minimal
+    asked.clear()
+    plain = incognito(Lattice(names, heights), k_anonymous)
+    assert plain.satisfying == reference.satisfying
+    assert found.evaluated <= plain.evaluated
+    asked.clear()
+    incognito(lattice, k_anonymous)
+    for subset, node in asked:        # no query for a node another one decides
+        assert all(same[a][lvl] == lvl for a, lvl in zip(subset, node)), (subset, node)
+        assert len(subset) == 1 or not any(one[a][lvl] for a, lvl in zip(subset, node)), (subset, node)
+
+
+def _constant_and_twin_table(con, seed: int, n: int = 60) -> None:
+    """A table whose quantity is one value (levels of one label), whose age hierarchy's first level
+    (intervals of width 1 over integers) splits the ages as the ages do, and whose zip codes (two per
+    3-digit prefix, one per 2-digit prefix) split alike when masked by one digit or two."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"age": rng.integers(20, 26, n), "zip": rng.choice(["1306", "1307", "1485", "1486"], n),
+                          "quantity": 1, "s": rng.choice(list("abcdef"), n, p=[.3, .2, .2, .1, .1, .1])})
+    con.register("frame", frame)
+    con.execute("CREATE OR REPLACE TABLE t AS SELECT * FROM frame")
+    con.unregister("frame")
+
+
+TWIN_QIS = {"age": {"hierarchy": "intervals", "widths": [1, 2, 4]}, "zip": {"hierarchy": "mask", "levels": 2},
+            "quantity": {"hierarchy": "suppress"}}
+
+
+@pytest.mark.parametrize("privacy", [
+    {"k": 3},
+    {"k": 2, "l_diversity": {"variant": "entropy", "l": 2.5}},
+    # suppression with l-diversity: not monotone, so Incognito prunes with k alone and search.py judges the rest
+    {"k": 2, "l_diversity": {"variant": "entropy", "l": 2.5}, "max_suppression": 0.1},
+    {"k": 3, "l_diversity": {"variant": "distinct", "l": 3}, "max_suppression": 0.2},
+])
+@pytest.mark.parametrize("seed", range(6))
+def test_same_blocks_through_the_engine(privacy, seed, monkeypatch):
+    con = duckdb.connect()
+    _constant_and_twin_table(con, seed)
+    policy = {"source": {"table": "t"}, "quasi_identifiers": TWIN_QIS, "sensitive": ["s"], "privacy": privacy}
+    run = Anonymization(policy, connection=con)
+    asked: list[dict] = []
+    judge = type(run.checker).satisfied_many
+
+    def recording(self, nodes, *args, **kwargs):
+        asked.extend(nodes)
+        return judge(self, nodes, *args, **kwargs)
+    # age: [20, 21) splits like 20; zip: '13**' like '130*'; quantity: one value at every level
+    assert run.lattice.same_blocks == ((0, 0, 2, 3, 4), (0, 1, 1, 3), (0, 0))
+    assert run.lattice.one_block == ((False,) * 4 + (True,), (False, False, False, True), (True, True))
+    monkeypatch.setattr(type(run.checker), "satisfied_many", recording)
+    found = run.search("incognito")
+    monkeypatch.undo()
+    assert asked
+    same, one = run.lattice.same_blocks, run.lattice.one_block
+    # no node another one decides, in Incognito and in the full predicate's pass (search.py), which judges
+    # every attribute (there an attribute of one label is as good as any: no node over fewer was judged)
+    full_pass = not run.checker.prunable
+    for levels in asked:
+        where = [(run.lattice.names.index(name), level) for name, level in levels.items()]
+        assert all(same[a][level] == level for a, level in where), levels
+        if len(where) > 1 and not (full_pass and len(where) == len(same)):
+            assert not any(one[a][level] for a, level in where), levels
+    reference = Anonymization(policy, connection=con).search("brute_force")
+    assert found.minimal == reference.minimal and found.minimal
+    if not privacy.get("max_suppression"):
+        assert found.satisfying == reference.satisfying
+    # without what the hierarchies say of their levels the search evaluates more nodes, to the same end
+    plain_run = Anonymization(policy, connection=con)
+    object.__setattr__(plain_run, "lattice", type(run.lattice)(run.lattice.names, run.lattice.heights))
+    plain = plain_run.search("incognito")
+    assert plain.minimal == found.minimal
+    assert found.evaluated < plain.evaluated
+    con.close()
