@@ -34,6 +34,11 @@ VERDICT_ROWS_PER_STATEMENT = 20_000_000
 # (about a million blocks or more: 4096**2 / (2 * 8)), this many nodes per statement (each a filtered scan)
 WITNESS_COLLISIONS = 8
 WITNESS_BATCH = 8
+# where the database judges the nodes (`verdicts_in_database`), a node whose hierarchies allow so few blocks
+# that they would average at least this many times the smallest allowed block is judged at once, without
+# the class-size pass first: that pass pays for the nodes with blocks too small, which such a node seldom
+# has, and the verdict query tests the sizes too
+SIZE_PASS_SKIP_RATIO = 100
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ class NodeChecker:
         # a node over a subset of the attributes (Incognito's smaller lattices) has exactly the blocks of the
         # full node with every other attribute at its top level, when each such top is one root value
         self._root_tops = {q.name: q.height for q in fs.qis if int(q.hierarchy.codes()[q.height].max()) == 0}
+        self._label_counts = {q.name: q.hierarchy.domain_sizes() for q in fs.qis}
 
     def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
                 satisfied: bool | None) -> None:
@@ -253,9 +259,13 @@ class NodeChecker:
         # no model needs sensitive counts (k with table-level risk models): the block sizes decide the node
         sizes_decide = not self.needed and not exact
         if exact or sizes_decide or min_size > 1 or min_distinct:
-            survivors = []
-            for i in range(0, len(todo), batch):
-                chunk = todo[i:i + batch]
+            survivors, sized = [], todo
+            if self.verdicts_in_database and not (exact or sizes_decide):
+                few = self.fs.rows // (SIZE_PASS_SKIP_RATIO * min_size)
+                survivors = [i for i in todo if self._blocks_at_most(nodes[i]) <= few]
+                sized = [i for i in todo if self._blocks_at_most(nodes[i]) > few]
+            for i in range(0, len(sized), batch):
+                chunk = sized[i:i + batch]
                 for idx, counts in zip(chunk, counts_source(self.fs).batch_counts([nodes[j] for j in chunk],
                                                                    distinct=list(min_distinct))):
                     below = counts.sizes < min_size
@@ -272,7 +282,7 @@ class NodeChecker:
                         out[idx] = fits
                     else:
                         survivors.append(idx)
-            todo = survivors
+            todo = sorted(survivors)
         if not todo:
             return _all_decided(out)
         # a node's sparse counts, and the groups of its verdict query, have at most as many rows as the wide
@@ -287,6 +297,10 @@ class NodeChecker:
             for idx, ok in zip(chunk, judge([nodes[j] for j in chunk])):
                 out[idx] = ok
         return _all_decided(out)
+
+    def _blocks_at_most(self, levels: dict[str, int]) -> int:
+        """The most blocks the node can have: the product of its levels' label counts in the hierarchies."""
+        return math.prod(self._label_counts[a][level] for a, level in levels.items())
 
     def _satisfied_sparse(self, nodes: list[dict[str, int]]) -> list[bool]:
         return [result.satisfied for result in self._judge_sparse_many(nodes)]

@@ -350,6 +350,35 @@ def test_node_verdicts_in_the_database_equal_the_dense_judgement(privacy, sensit
             assert run.checker.stats[key] == dense_stats[key], key
 
 
+@pytest.mark.parametrize("privacy, sensitive", VERDICT_CASES[:3], ids=lambda v: str(v))
+def test_nodes_of_few_blocks_skip_the_size_pass_with_the_same_verdicts_and_stats(monkeypatch, privacy, sensitive):
+    """A node whose hierarchies allow few blocks for the rows (`SIZE_PASS_SKIP_RATIO`) goes straight to the
+    verdict query: on every Adult node the verdicts, and the stats of the nodes that skipped, equal the dense
+    route's, whether many nodes skip (ratio 1) or none; skipping runs fewer class-size statements."""
+    policy = _adult_policy(privacy, sensitive)
+    seen = {}
+    for ratio in (1, 10 ** 9):
+        monkeypatch.setattr(checker_module, "SIZE_PASS_SKIP_RATIO", ratio)
+        with Anonymization(policy, db=":memory:") as run:
+            run.fs.rollup = False
+            checker = run.checker
+            assert checker.verdicts_in_database and checker.min_block_size > 1
+            nodes = _every_node(run)
+            few = run.fs.rows // (ratio * checker.min_block_size)
+            skipping = [levels for levels in nodes if checker._blocks_at_most(levels) <= few]
+            assert run.fs.wide_table
+            log = run.backend.log = []
+            verdicts = checker.satisfied_many(nodes)
+            expected, dense_stats = _fresh_dense_stats(run, nodes)
+            assert verdicts == expected
+            for levels in skipping:
+                key = tuple(levels[n] for n in run.lattice.names)
+                assert checker.stats[key] == dense_stats[key], key
+            seen[ratio] = (len(skipping), sum('"xl"' not in q for q in log))
+    assert seen[1][0] > 0 and seen[10 ** 9][0] == 0
+    assert seen[1][1] < seen[10 ** 9][1]
+
+
 def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_states():
     """The search's entry point takes the verdict query for entropy l past the in-memory roll-up; in memory,
     for recursive (c,l), with don't-care values or with an entity key it keeps the sparse counts."""
