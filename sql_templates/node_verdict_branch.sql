@@ -11,7 +11,12 @@
 
    With `witness` (a sample of the table's cells, `witness_sample.sql`) only the blocks holding a sampled
    cell are judged, each whole: every one of them that fails is a block the node must suppress, so more
-   suppressed rows than the budget prove the node fails, at the cost of one filtered scan. #}
+   suppressed rows than the budget prove the node fails, at the cost of one filtered scan.
+
+   With `radix` (each block column's number of codes, their product below 2^62) the block is one BIGINT
+   "k", its codes in mixed radix as in `node_sparse_branch.sql`, and both GROUP BYs are on it: one key
+   column instead of several. #}
+{% set radix = radix | default(none) %}
 SELECT {{ g | int }} AS "g"
   , COUNT(*) AS "classes"
   , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
@@ -28,17 +33,31 @@ FROM (
     FROM (
         SELECT SUM("c") AS "n", COUNT(*) AS "d", SUM("c" * LN("c")) AS "xl"
         FROM (
+{% if radix %}
+            SELECT "k", "s", SUM("cnt") AS "c"
+            FROM (
+                SELECT {% for c in block_cols %}({% endfor %}CAST(0 AS BIGINT){% for c in block_cols %} * {{ radix[loop.index0] | int }} + CAST("t".{{ c | ident }} AS BIGINT)){% endfor %} AS "k"
+                  , "t".{{ sens_col | ident }} AS "s", "t"."cnt"
+{% else %}
             SELECT {% for c in block_cols %}"t".{{ c | ident }}, {% endfor %}"t".{{ sens_col | ident }}, SUM("t"."cnt") AS "c"
+{% endif %}
             FROM {{ table | ident }} AS "t"
 {% if witness | default(none) and block_cols %}
             WHERE EXISTS (SELECT 1 FROM {{ witness | ident }} AS "w"
                 WHERE {% for c in block_cols %}"w".{{ c | ident }} = "t".{{ c | ident }}{% if not loop.last %} AND {% endif %}{% endfor %})
 {% endif %}
+{% if radix %}
+            ) AS "keyed"
+            GROUP BY "k", "s"
+        ) AS "cells"
+        GROUP BY "k"
+{% else %}
             GROUP BY {% for c in block_cols %}{{ c | ident }}, {% endfor %}{{ sens_col | ident }}
         ) AS "cells"
 {% if block_cols %}
         GROUP BY {% for c in block_cols %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
+{% endif %}
 {% endif %}
     ) AS "blocks"
 ) AS "judged"

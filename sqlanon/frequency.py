@@ -563,10 +563,15 @@ class FrequencySet:
         if self.entity:
             raise ValueError("node verdicts count rows, not persons")     # the caller checks; a bug otherwise
         sens_col = self._sens(sensitive).col
-        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
-                         witness=self.witness_table() if witness else None)
-                    for i, levels in enumerate(nodes)]
+        branches = []
+        for i, levels in enumerate(nodes):
+            # blocks of two or more attributes are grouped on one packed key where it fits a BIGINT: at 100 M
+            # rows of Lands End a node of 636,800 blocks took 14 s instead of 17 (in-process, one run)
+            radix = [self.radix(a, lvl) for a, lvl in levels.items()]
+            packed = len(radix) > 1 and float(np.prod(radix, dtype=np.float64)) < PACKED_KEY_LIMIT
+            branches.append(dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
+                                 sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
+                                 witness=self.witness_table() if witness else None, radix=radix if packed else None))
         data = self.counts.fetchnumpy_union("node_verdict_branch.sql", branches)
         order = np.argsort(np.asarray(data["g"], dtype=np.int64))
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq")

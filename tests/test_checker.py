@@ -329,10 +329,14 @@ def _fresh_dense_stats(run: Anonymization, nodes: list[dict]):
     return verdicts, dense.stats
 
 
+@pytest.mark.parametrize("packed", [True, False], ids=["blocks as one packed key", "blocks as code columns"])
 @pytest.mark.parametrize("privacy, sensitive", VERDICT_CASES, ids=lambda v: str(v))
-def test_node_verdicts_in_the_database_equal_the_dense_judgement(privacy, sensitive):
+def test_node_verdicts_in_the_database_equal_the_dense_judgement(monkeypatch, privacy, sensitive, packed):
     """Every Adult node judged by the verdict query has the dense route's verdict and the same NodeStats
-    (sizes, kept classes, suppressed rows), and no statement fetched a block."""
+    (sizes, kept classes, suppressed rows), and no statement fetched a block; with the blocks of several
+    attributes grouped on one packed key and on their code columns (past `PACKED_KEY_LIMIT`)."""
+    if not packed:
+        monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
     policy = _adult_policy(privacy, sensitive)
     with Anonymization(policy, db=":memory:") as run:
         run.fs.rollup = False
@@ -342,6 +346,7 @@ def test_node_verdicts_in_the_database_equal_the_dense_judgement(privacy, sensit
         log = run.backend.log = []
         verdicts = run.checker._judge_in_database(nodes)
         assert len(log) == 1 and '"xl"' in log[0] and '"key"' not in log[0]
+        assert ('AS "keyed"' in log[0]) == packed
         expected, dense_stats = _fresh_dense_stats(run, nodes)
         assert verdicts == expected
         assert any(verdicts) and not all(verdicts)
