@@ -94,6 +94,35 @@ def _all_decided(out: list[bool | None]) -> list[bool]:
     return [bool(v) for v in out]
 
 
+class StatsByBlocks(dict):
+    """`NodeStats` by full node, where nodes whose levels split every attribute's values alike
+    (`HierarchyTable.same_blocks`) share one entry: they have the same blocks, so the same stats. The search
+    infers such nodes instead of querying them; the optimum search then finds their stats under the node
+    that was queried."""
+
+    def __init__(self, same_blocks: list[list[int]]):
+        super().__init__()
+        self._same = same_blocks
+
+    def _key(self, node: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(self._same[a][level] for a, level in enumerate(node))
+
+    def __getitem__(self, node):
+        return super().__getitem__(self._key(node))
+
+    def __setitem__(self, node, stats) -> None:
+        super().__setitem__(self._key(node), stats)
+
+    def __contains__(self, node) -> bool:
+        return super().__contains__(self._key(node))
+
+    def get(self, node, default=None):
+        return super().get(self._key(node), default)
+
+    def setdefault(self, node, default=None):
+        return super().setdefault(self._key(node), default)
+
+
 class NodeChecker:
     def __init__(self, fs: FrequencySet, criteria: list[Criterion], max_suppression: float = 0.0):
         self.fs = fs
@@ -118,7 +147,7 @@ class NodeChecker:
         self.witnessed = 0      # nodes proven failing by a witness check (`satisfied_many`)
         # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
-        self.stats: dict[tuple[int, ...], NodeStats] = {}
+        self.stats: dict[tuple[int, ...], NodeStats] = StatsByBlocks([q.hierarchy.same_blocks() for q in fs.qis])
         self._qi_names = tuple(q.name for q in fs.qis)
         # a node over a subset of the attributes (Incognito's smaller lattices) has exactly the blocks of the
         # full node with every other attribute at its top level, when each such top is one root value

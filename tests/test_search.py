@@ -239,3 +239,36 @@ def test_same_blocks_through_the_engine(privacy, seed, monkeypatch):
     assert plain.minimal == found.minimal
     assert found.evaluated < plain.evaluated
     con.close()
+
+
+@pytest.mark.parametrize("privacy", [{"k": 3}, {"k": 2, "l_diversity": {"variant": "entropy", "l": 2.5}}])
+def test_inferred_nodes_share_the_stats_of_the_node_with_their_blocks(privacy):
+    """The search queries one node of each set with the same blocks; the optimum search reads the others'
+    stats under it (`checker.StatsByBlocks`), so every minimal node is scored without a query."""
+    con = duckdb.connect()
+    _constant_and_twin_table(con, 0)
+    policy = {"source": {"table": "t"}, "quasi_identifiers": TWIN_QIS, "sensitive": ["s"], "privacy": privacy,
+              "utility": "discernibility"}
+    run = Anonymization(policy, connection=con)
+    run.fs.rollup = False         # stats come from the database's verdicts and class sizes
+    found = run.search()
+    assert found.minimal and any(node[2] == 0 for node in found.minimal)     # quantity: one value, level 0
+    stats = run.checker.stats
+    for node in found.minimal:
+        assert node in stats
+        twin = node[:2] + (1 - node[2],)
+        assert stats[twin] is stats[node] and stats.get(twin) is stats[node]
+    evaluated = run.checker.evaluated
+    run.choose()
+    assert run.checker.evaluated - evaluated <= 1      # the chosen node's blocks, for the release: no scoring
+    con.close()
+
+
+def test_stats_by_blocks_keys_nodes_by_their_lowest_levels_of_the_same_blocks():
+    from sqlanon.checker import NodeStats, StatsByBlocks
+    stats = StatsByBlocks([[0, 1, 2], [0, 0]])
+    one = NodeStats(10, 2, 5)
+    stats[(2, 1)] = one
+    assert stats[(2, 0)] is one and (2, 0) in stats and stats.get((2, 1)) is one
+    assert (1, 0) not in stats and stats.get((1, 1)) is None
+    assert stats.setdefault((2, 0), NodeStats(0, 0, 0)) is one and list(stats) == [(2, 0)]
