@@ -201,11 +201,13 @@ TWIN_QIS = {"age": {"hierarchy": "intervals", "widths": [1, 2, 4]}, "zip": {"hie
     {"k": 3, "l_diversity": {"variant": "distinct", "l": 3}, "max_suppression": 0.2},
 ])
 @pytest.mark.parametrize("seed", range(6))
-def test_same_blocks_through_the_engine(privacy, seed, monkeypatch):
+@pytest.mark.parametrize("rollup", [True, False], ids=["rolled up in memory", "judged in the database"])
+def test_same_blocks_through_the_engine(privacy, seed, rollup, monkeypatch):
     con = duckdb.connect()
     _constant_and_twin_table(con, seed)
     policy = {"source": {"table": "t"}, "quasi_identifiers": TWIN_QIS, "sensitive": ["s"], "privacy": privacy}
     run = Anonymization(policy, connection=con)
+    run.fs.rollup = rollup
     asked: list[dict] = []
     judge = type(run.checker).satisfied_many
 
