@@ -149,10 +149,11 @@ class NodeChecker:
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
         self.stats: dict[tuple[int, ...], NodeStats] = StatsByBlocks([q.hierarchy.same_blocks() for q in fs.qis])
         self._qi_names = tuple(q.name for q in fs.qis)
+        # each attribute's number of labels per level (`_blocks_at_most`)
+        self._label_counts = {q.name: q.hierarchy.domain_sizes() for q in fs.qis}
         # a node over a subset of the attributes (Incognito's smaller lattices) has exactly the blocks of the
         # full node with every other attribute at its top level, when each such top is one root value
-        self._root_tops = {q.name: q.height for q in fs.qis if int(q.hierarchy.codes()[q.height].max()) == 0}
-        self._label_counts = {q.name: q.hierarchy.domain_sizes() for q in fs.qis}
+        self._root_tops = {q.name: q.height for q in fs.qis if self._label_counts[q.name][q.height] == 1}
 
     def _record(self, levels: dict[str, int], sizes: np.ndarray, ok: np.ndarray | None,
                 satisfied: bool | None) -> None:
@@ -291,8 +292,9 @@ class NodeChecker:
             survivors, sized = [], todo
             if self.verdicts_in_database and not (exact or sizes_decide):
                 few = self.fs.rows // (SIZE_PASS_SKIP_RATIO * min_size)
-                survivors = [i for i in todo if self._blocks_at_most(nodes[i]) <= few]
-                sized = [i for i in todo if self._blocks_at_most(nodes[i]) > few]
+                at_most = {i: self._blocks_at_most(nodes[i]) for i in todo}
+                survivors = [i for i in todo if at_most[i] <= few]
+                sized = [i for i in todo if at_most[i] > few]
             for i in range(0, len(sized), batch):
                 chunk = sized[i:i + batch]
                 for idx, counts in zip(chunk, counts_source(self.fs).batch_counts([nodes[j] for j in chunk],
