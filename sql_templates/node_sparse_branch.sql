@@ -7,10 +7,10 @@
    Without it (a key that would not fit 62 bits) the codes come as k0, k1, ... padded with 0 up to
    `width` columns, and the value as "v". Either way a node's blocks come out in the order of
    node_counts.sql. #}
-{% from "_macros.sql" import count_of %}
+{% from "_macros.sql" import count_of, packed_key %}
 SELECT {{ g | int }} AS "g"
 {% if radix %}
-  , {% for c in block_cols %}({% endfor %}CAST(0 AS BIGINT){% for c in block_cols %} * {{ radix[loop.index0] | int }} + CAST({{ c | ident }} AS BIGINT)){% endfor %}{% if sens_col %} * {{ radix[-1] | int }} + CAST({{ sens_col | ident }} AS BIGINT){% endif %} AS "key"
+  , {{ packed_key(block_cols, radix, sens_col, radix[-1]) }} AS "key"
 {% else %}
 {% for c in block_cols %}
   , {{ c | ident }} AS {{ ('k%d' % loop.index0) | ident }}

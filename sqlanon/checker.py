@@ -13,7 +13,7 @@ passing one can fail and suppress more rows). `NodeChecker.prunable` says which 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,6 +58,10 @@ class NodeStats:
     kept_classes: int = 0
     kept_sum_sq: float = 0.0
     suppressed: int = 0
+    # the sum of c ln c over the kept blocks' cells (block, sensitive value; c its count) where the verdict query
+    # gave it and the table has one sensitive attribute: the node-dependent part of its KL-divergence
+    # (`metrics.kl_divergence`), which then needs no query of its own. Not part of the stats' identity.
+    kept_xlogx: float | None = field(default=None, compare=False)
 
     @staticmethod
     def of(sizes: np.ndarray, ok: np.ndarray | None, satisfied: bool | None) -> NodeStats:
@@ -77,6 +81,7 @@ class NodeResult:
     counts: NodeCounts
     ok: np.ndarray                # per block: satisfies every criterion
     suppressed_rows: int
+    kept_xlogx: float | None = None   # from the node's stats when known (`NodeStats.kept_xlogx`)
 
     @property
     def classes(self) -> int:
@@ -239,8 +244,11 @@ class NodeChecker:
         if known_satisfying and self.budget == 0:
             counts = self.fs.node_counts(levels)
             ok = np.ones(len(counts.sizes), dtype=bool)
+            # what the search's verdict query already summed over this node's cells (every block kept here)
+            known = self.stats.get(tuple(levels[n] for n in self._qi_names))
+            xlogx = known.kept_xlogx if known is not None and known.satisfied else None
             self._record(levels, counts.sizes, ok, True)
-            return NodeResult(dict(levels), True, counts, ok, 0)
+            return NodeResult(dict(levels), True, counts, ok, 0, xlogx)
         if not self.needed:
             return self._judge(levels, self.fs.node_counts(levels))
         return self._judge_sparse_many([levels])[0]
@@ -379,7 +387,8 @@ class NodeChecker:
             satisfied = r["suppressed"] <= self.budget
             stats = NodeStats(r["sum_sq"], int(r["min_size"]), int(r["classes"]), satisfied=satisfied,
                               kept_rows=self.fs.rows - int(r["suppressed"]), kept_classes=int(r["kept_classes"]),
-                              kept_sum_sq=r["kept_sum_sq"], suppressed=int(r["suppressed"]))
+                              kept_sum_sq=r["kept_sum_sq"], suppressed=int(r["suppressed"]),
+                              kept_xlogx=r["kept_xl"] if len(self.fs.sensitives) == 1 else None)
             key = self._record_key(levels)
             if key is not None:
                 self.stats[key] = stats

@@ -533,7 +533,8 @@ class FrequencySet:
             return []
         distinct_cols = [self._sens(s).col for s in distinct]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         distinct_cols=distinct_cols, entity=self.entity) for i, levels in enumerate(nodes)]
+                         distinct_cols=distinct_cols, entity=self.entity, radix=self._block_radix(levels))
+                    for i, levels in enumerate(nodes)]
         data = self.counts.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")
@@ -554,8 +555,9 @@ class FrequencySet:
         None, an entropy of those values (natural log) of at least `entropy`.
 
         Returns, per node: classes, sum_sq and min_size over every class; suppressed (rows of the classes
-        not kept), kept_classes and kept_sum_sq. No block leaves the database: a node of millions of
-        classes costs its GROUP BYs, not a transfer and a pass in Python (`sparse_counts` does both).
+        not kept), kept_classes, kept_sum_sq and kept_xl (the sum over the kept blocks' cells of c ln c, c the
+        cell's count). No block leaves the database: a node of millions of classes costs its GROUP BYs, not a
+        transfer and a pass in Python (`sparse_counts` does both).
         With `witness`, the same of only the blocks holding a cell of `witness_sample` (each block whole).
         """
         if not nodes:
@@ -563,19 +565,21 @@ class FrequencySet:
         if self.entity:
             raise ValueError("node verdicts count rows, not persons")     # the caller checks; a bug otherwise
         sens_col = self._sens(sensitive).col
-        branches = []
-        for i, levels in enumerate(nodes):
-            # blocks of two or more attributes are grouped on one packed key where it fits a BIGINT: at 100 M
-            # rows of Lands End a node of 636,800 blocks took 14 s instead of 17 (in-process, one run)
-            radix = [self.radix(a, lvl) for a, lvl in levels.items()]
-            packed = len(radix) > 1 and float(np.prod(radix, dtype=np.float64)) < PACKED_KEY_LIMIT
-            branches.append(dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                                 sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
-                                 witness=self.witness_table() if witness else None, radix=radix if packed else None))
+        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
+                         sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
+                         witness=self.witness_table() if witness else None, radix=self._block_radix(levels))
+                    for i, levels in enumerate(nodes)]
         data = self.counts.fetchnumpy_union("node_verdict_branch.sql", branches)
         order = np.argsort(np.asarray(data["g"], dtype=np.int64))
-        fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq")
+        fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq", "kept_xl")
         return [{f: float(np.asarray(data[f])[i]) for f in fields} for i in order]
+
+    def _block_radix(self, levels: dict[str, int]) -> list[int] | None:
+        """Each attribute's number of codes at the node's level, when the node's blocks are to be grouped on one
+        packed BIGINT key (`packed_key` in _macros.sql): for two or more attributes whose codes fit it. At 100 M
+        rows of Lands End, a node of 636,800 blocks judged in 14 s instead of 17 (in-process, one run)."""
+        radix = [self.radix(a, lvl) for a, lvl in levels.items()]
+        return radix if len(radix) > 1 and float(np.prod(radix, dtype=np.float64)) < PACKED_KEY_LIMIT else None
 
     def witness_table(self) -> str:
         """A seeded sample of `WITNESS_CELLS` cells of the wide frequency set, made on first use where the

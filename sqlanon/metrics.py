@@ -139,10 +139,15 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     levels = result.levels
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
     rolled = fs.rolled_up()
-    terms = rolled.kl_terms(levels, result.counts.block_codes, keep) if rolled is not None else None
-    if terms is not None:       # the node's cells are in memory (`sqlanon.rollup`): no query
+    known = result.kept_xlogx is not None and not result.suppressed_rows
+    terms = rolled.kl_terms(levels, result.counts.block_codes, keep) if rolled is not None and not known else None
+    suppressed = None
+    if known:
+        # the search's verdict query summed it over the node's cells (`NodeStats.kept_xlogx`): no query; at
+        # 100 M rows of Lands End that query was most of choosing the node
+        kept_cells_xlogx = result.kept_xlogx
+    elif terms is not None:       # the node's cells are in memory (`sqlanon.rollup`): no query
         kept_cells_xlogx, suppressed_counts = terms
-        suppressed = None
     else:
         block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
         sens_cols = [s.col for s in fs.sensitives]

@@ -198,6 +198,31 @@ def test_sparse_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed)
         assert ('"key"' in log[0]) == packed
 
 
+@pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
+@pytest.mark.parametrize("entity_key, distinct", [(None, []), (None, ["occupation"]),
+                                                  ("education_num", ["occupation"])],
+                         ids=["rows, sizes", "rows, distinct values", "entity key, distinct values"])
+def test_batch_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed, entity_key, distinct):
+    """The class-size pass (`batch_counts`) with the blocks of several attributes grouped on one packed key, or
+    (past `PACKED_KEY_LIMIT`) on their code columns: on every fifth Adult node, the multiset of (size, distinct
+    values) per block equals the dense counts' (persons under an entity key)."""
+    if not packed:
+        monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
+    policy = adult_policy(4, {"k": 2}, **({"entity_key": entity_key} if entity_key else {}))
+    with Anonymization(policy, db=":memory:") as run:
+        nodes = _every_node(run)[::5]
+        assert run.fs.wide_table        # built on first use
+        log = run.backend.log = []
+        batch = run.fs.batch_counts(nodes, distinct=distinct)
+        assert len(log) == 1 and ('AS "k"' in log[0]) == packed
+        for levels, counts in zip(nodes, batch):
+            dense = run.fs.node_counts(levels, sensitive=["occupation"])
+            got = sorted(zip(counts.sizes.tolist(), *(counts.distinct[d].tolist() for d in distinct)))
+            want = sorted(zip(dense.sizes.tolist(), *((dense.sensitive["occupation"] > 0).sum(axis=1).tolist()
+                                                      for _ in distinct)))
+            assert got == want, levels
+
+
 @pytest.mark.parametrize("entity_key", [None, "education_num"], ids=["rows", "entity key"])
 def test_node_counts_from_sparse_counts_equal_the_pivot(monkeypatch, entity_key):
     """Past DENSE_PIVOT_VALUES sensitive values, `node_counts` fills its matrices from sparse counts: on every
@@ -382,6 +407,45 @@ def test_nodes_of_few_blocks_skip_the_size_pass_with_the_same_verdicts_and_stats
             seen[ratio] = (len(skipping), sum('"xl"' not in q for q in log))
     assert seen[1][0] > 0 and seen[10 ** 9][0] == 0
     assert seen[1][1] < seen[10 ** 9][1]
+
+
+@pytest.mark.parametrize("privacy, sensitive", VERDICT_CASES[:3], ids=lambda v: str(v))
+def test_verdict_query_gives_the_kl_terms_of_the_kept_blocks(privacy, sensitive):
+    """`NodeStats.kept_xlogx` from the verdict query is the sum of c ln c over the kept blocks' cells of the dense
+    route, on every Adult node (none with two sensitive attributes); a satisfying minimal node's KL-divergence
+    taken from it equals the one computed by its own query, and runs no such query."""
+    from sqlanon.metrics import kl_divergence
+    for names in ([sensitive[0] if sensitive else "occupation"], ["occupation", "relationship"]):
+        policy = _adult_policy(privacy, names)
+        with Anonymization(policy, db=":memory:") as run:
+            run.fs.rollup = False
+            checker = run.checker
+            nodes = _every_node(run)
+            checker._judge_in_database(nodes)
+            for levels in nodes:
+                stats = checker.stats[tuple(levels[n] for n in run.lattice.names)]
+                if len(names) > 1:
+                    assert stats.kept_xlogx is None
+                    continue
+                counts = run.fs.node_counts(levels, sensitive=checker.needed)
+                ok = checker._judge(levels, counts).ok
+                cells = counts.sensitive[checker.needed[0]][ok].astype(np.float64)
+                want = float((cells[cells > 0] * np.log(cells[cells > 0])).sum())
+                assert stats.kept_xlogx == pytest.approx(want, rel=1e-12, abs=1e-9), levels
+            if len(names) > 1 or run.policy.max_suppression:
+                continue
+            minimal = run.search().minimal
+            assert minimal
+            levels = run.lattice.levels(minimal[0])
+            run.fs.cells_xlogx()        # the part of the divergence no node changes, computed once
+            log = run.backend.log = []
+            quick = run.checker.evaluate(levels, known_satisfying=True)
+            assert quick.kept_xlogx is not None
+            from_stats = kl_divergence(run.fs, quick)
+            assert not any("LN" in q for q in log)
+            queried = run.checker.evaluate(levels)
+            assert queried.kept_xlogx is None
+            assert from_stats == pytest.approx(kl_divergence(run.fs, queried), rel=1e-12)
 
 
 def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_states():
