@@ -1,0 +1,134 @@
+"""Benchmark: the least any exact search could spend on Lands End, its minimal nodes judged alone (issue 13).
+
+No search can return a minimal node without judging it on the data: nothing below it satisfies (so no
+generalization infers it) and no node above it decides it (a generalization of it satisfying says nothing
+of it). So a search that judged the minimal nodes and nothing else, each with the same query the search
+uses, would spend at least the sum of those queries' times. This script measures that sum beside the
+search that found them, in one process per size:
+
+1. the preparation and the search of the product (`Anonymization`, Incognito), timed;
+2. each minimal node judged alone by the verdict query (`FrequencySet.node_verdicts`, the statement the
+   search runs for a node that passes its class sizes), over the attributes not at a level of one label
+   (the blocks the search itself groups), timed;
+3. with --floor, the scan and write floors of `bench_rows.py` (one GROUP BY of the file, the file copied
+   into a table), in a separate process.
+
+Same data and settings as `bench_rows.py` (synthetic Lands End, landsend_entropy6.yaml: k = 6 and entropy
+6-diversity; --memory-limit, --temp-directory, --threads).
+
+    python benchmarks/bench_minimal_floor.py --rows 100000000 --floor --out results.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_rows import dataset, measure_floor  # noqa: E402
+from bench_search import machine, write_results  # noqa: E402
+
+
+def worker(policy_path: str, db: str, settings: dict) -> None:
+    """Prepare, search, then each minimal node's verdict query alone; one JSON line at the end."""
+    import yaml
+
+    from sqlanon.anonymizer import Anonymization
+    from sqlanon.engines.duckdb import connect
+    from sqlanon.policy import load_policy
+    raw = yaml.safe_load(Path(policy_path).read_text())
+    raw["source"].update(settings)
+    policy = load_policy(raw, base_dir=Path(policy_path).parent)
+    t = time.perf_counter()
+    run = Anonymization(policy, connection=connect(db))
+    out: dict = {"rows": run.fs.rows, "prepare_s": time.perf_counter() - t}
+    t = time.perf_counter()
+    result = run.search()
+    out.update(search_s=time.perf_counter() - t, evaluated=result.evaluated, minimal=len(result.minimal))
+    checker, fs = run.checker, run.fs
+    if not checker.verdicts_in_database:
+        raise SystemExit("the policy's nodes are not judged by the verdict query here")
+    thresholds = checker._verdict_thresholds()
+    nodes = []
+    for node in result.minimal:
+        levels = {name: level for name, level in run.lattice.levels(node).items()
+                  if checker._label_counts[name][level] > 1}
+        t = time.perf_counter()
+        row = fs.node_verdicts([levels], checker.needed[0], *thresholds)[0]
+        seconds = time.perf_counter() - t
+        nodes.append({"levels": levels, "classes": int(row["classes"]), "suppressed": int(row["suppressed"]),
+                      "seconds": seconds})
+    out["nodes"] = nodes
+    out["minimal_sum_s"] = sum(n["seconds"] for n in nodes)
+    run.close()
+    print(json.dumps(out), flush=True)
+
+
+def measure(policy: Path, db: Path, settings: dict) -> dict:
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
+                          capture_output=True, text=True, cwd=ROOT)
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def render(results: list[dict], args) -> list[str]:
+    lines = ["# Minimal nodes judged alone (Lands End, k = 6 and entropy 6-diversity)", "",
+             f"Machine: {machine()}. Settings: --memory-limit {args.memory_limit} --temp-directory "
+             f"{args.temp_directory} --threads {args.threads}. One run per size.", "",
+             "| rows | prepare s | search s (evaluated) | minimal nodes | their verdict queries alone, sum s "
+             "| scan floor s | write floor s |", "| - | - | - | - | - | - | - |"]
+    for r in results:
+        fl = r.get("floor", {})
+        lines.append(f"| {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} ({r['evaluated']}) | {r['minimal']} "
+                     f"| {r['minimal_sum_s']:.1f} | {fl.get('group_by_s', float('nan')):.1f} "
+                     f"| {fl.get('write_s', float('nan')):.1f} |")
+    for r in results:
+        lines += ["", f"Each minimal node at {r['rows']:,} rows (levels of the attributes not at a level of one "
+                      "label; classes; seconds of its verdict query):", "", "| node | classes | s |", "| - | - | - |"]
+        for n in sorted(r["nodes"], key=lambda n: -n["seconds"]):
+            node = ", ".join(f"{a}={lv}" for a, lv in n["levels"].items())
+            lines.append(f"| {node} | {n['classes']:,} | {n['seconds']:.2f} |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default="10000000")
+    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
+    ap.add_argument("--memory-limit", default="6GB")
+    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--floor", action="store_true", help="also the scan and write floors of bench_rows.py")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker[0], args.worker[1], json.loads(args.worker[2]))
+        return
+    settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+    results = []
+    for rows in [int(r) for r in args.rows.split(",")]:
+        folder = dataset(Path(args.data), rows)
+        db = folder / "minimal_floor.duckdb"
+        result = measure(folder / "landsend_entropy6.yaml", db, settings)
+        if args.floor:
+            result["floor"] = measure_floor(folder / "landsend.parquet", db, settings)
+        results.append(result)
+        print(json.dumps(result), file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    write_results(render(results, args), args.out)
+
+
+if __name__ == "__main__":
+    main()
