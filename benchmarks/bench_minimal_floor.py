@@ -10,18 +10,23 @@ search that found them, in one process per size:
 2. each minimal node judged alone by the verdict query (`FrequencySet.node_verdicts`, the statement the
    search runs for a node that passes its class sizes), over the attributes not at a level of one label
    (the blocks the search itself groups), timed;
-3. with --floor, the scan and write floors of `bench_rows.py` (one GROUP BY of the file, the file copied
+3. with --fastest-forms, each minimal node's verdict again in the fastest forms of its aggregation found on
+   DuckDB, the faster of two per node: the class and the value packed into one key, or grouped as two; counts
+   as BIGINT; perfect hashing up to 2^30 slots (`perfect_ht_threshold`, which costs gigabytes). Not the
+   product's query: how far the aggregation itself could go on this engine;
+4. with --floor, the scan and write floors of `bench_rows.py` (one GROUP BY of the file, the file copied
    into a table), in a separate process.
 
 Same data and settings as `bench_rows.py` (synthetic Lands End, landsend_entropy6.yaml: k = 6 and entropy
 6-diversity; --memory-limit, --temp-directory, --threads).
 
-    python benchmarks/bench_minimal_floor.py --rows 100000000 --floor --out results.md
+    python benchmarks/bench_minimal_floor.py --rows 100000000 --floor --fastest-forms --out results.md
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -32,6 +37,38 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_rows import dataset, measure_floor  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
+FASTEST_FORMS = {
+    # the class and the value as one key, then the class by integer division
+    "one key": 'SELECT "ks" // {m} AS "k", "c" FROM (SELECT {key} * {m} + "{s}" AS "ks", '
+               'CAST(SUM("cnt") AS BIGINT) AS "c" FROM "{wide}" GROUP BY "ks")',
+    "two keys": 'SELECT {key} AS "k", "{s}", CAST(SUM("cnt") AS BIGINT) AS "c" FROM "{wide}" GROUP BY 1, 2',
+}
+
+
+def fastest_forms(run, node: dict, thresholds) -> float:
+    """The least time of `FASTEST_FORMS` for one node's verdict; each form must give the product's classes and
+    suppressed rows."""
+    levels = node["levels"]
+    fs = run.fs
+    con = fs.counts.con
+    k, _distinct, entropy = thresholds
+    key = "CAST(0 AS BIGINT)"
+    for a, lvl in levels.items():
+        key = f'({key} * {fs.radix(a, lvl)} + "{fs.qi(a).col(lvl)}")'
+    sens = fs.sensitives[0]
+    best = float("inf")
+    for form in FASTEST_FORMS.values():
+        inner = form.format(m=sens.domain.size, key=key, s=sens.col, wide=fs.wide_table)
+        ok = f'"n" >= {k} AND LN("n") - "xl" / "n" >= {entropy!r}'
+        sql = (f'SELECT COUNT(*), SUM(CASE WHEN {ok} THEN 0 ELSE "n" END) '
+               f'FROM (SELECT SUM("c") AS "n", SUM("c" * LN("c")) AS "xl" FROM ({inner}) GROUP BY "k")')
+        t = time.perf_counter()
+        classes, suppressed = con.execute(sql).fetchone()
+        best = min(best, time.perf_counter() - t)
+        if (classes, suppressed) != (node["classes"], node["suppressed"]):
+            raise SystemExit(f"a fastest form disagrees with the verdict query on {levels}")
+    return best
+
 
 def worker(policy_path: str, db: str, settings: dict) -> None:
     """Prepare, search, then each minimal node's verdict query alone; one JSON line at the end."""
@@ -40,6 +77,8 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     from sqlanon.anonymizer import Anonymization
     from sqlanon.engines.duckdb import connect
     from sqlanon.policy import load_policy
+    settings = dict(settings)
+    fastest = settings.pop("fastest_forms", False)
     raw = yaml.safe_load(Path(policy_path).read_text())
     raw["source"].update(settings)
     policy = load_policy(raw, base_dir=Path(policy_path).parent)
@@ -64,6 +103,12 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
                       "seconds": seconds})
     out["nodes"] = nodes
     out["minimal_sum_s"] = sum(n["seconds"] for n in nodes)
+    if fastest:
+        fs.counts.con.execute("SET perfect_ht_threshold = 30")
+        for n in nodes:
+            n["fastest_s"] = fastest_forms(run, n, thresholds)
+        out["fastest_sum_s"] = sum(n["fastest_s"] for n in nodes)
+        out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     run.close()
     print(json.dumps(out), flush=True)
 
@@ -85,18 +130,22 @@ def render(results: list[dict], args) -> list[str]:
              f"Machine: {machine()}. Settings: --memory-limit {args.memory_limit} --temp-directory "
              f"{args.temp_directory} --threads {args.threads}. One run per size.", "",
              "| rows | prepare s | search s (evaluated) | minimal nodes | their verdict queries alone, sum s "
-             "| scan floor s | write floor s |", "| - | - | - | - | - | - | - |"]
+             "| the same in the fastest forms, sum s (peak MB) | scan floor s | write floor s |",
+             "| - | - | - | - | - | - | - | - |"]
     for r in results:
         fl = r.get("floor", {})
-        lines.append(f"| {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} ({r['evaluated']}) | {r['minimal']} "
-                     f"| {r['minimal_sum_s']:.1f} | {fl.get('group_by_s', float('nan')):.1f} "
-                     f"| {fl.get('write_s', float('nan')):.1f} |")
+        fastest = f"{r['fastest_sum_s']:.1f} ({r['peak_mb']:,})" if "fastest_sum_s" in r else "-"
+        lines.append(f"| {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} ({r['evaluated']}) "
+                     f"| {r['minimal']} | {r['minimal_sum_s']:.1f} | {fastest} "
+                     f"| {fl.get('group_by_s', float('nan')):.1f} | {fl.get('write_s', float('nan')):.1f} |")
     for r in results:
         lines += ["", f"Each minimal node at {r['rows']:,} rows (levels of the attributes not at a level of one "
-                      "label; classes; seconds of its verdict query):", "", "| node | classes | s |", "| - | - | - |"]
+                      "label; classes; seconds of its verdict query, and in the fastest forms):", "",
+                  "| node | classes | s | fastest forms s |", "| - | - | - | - |"]
         for n in sorted(r["nodes"], key=lambda n: -n["seconds"]):
             node = ", ".join(f"{a}={lv}" for a, lv in n["levels"].items())
-            lines.append(f"| {node} | {n['classes']:,} | {n['seconds']:.2f} |")
+            fastest = f"{n['fastest_s']:.2f}" if "fastest_s" in n else "-"
+            lines.append(f"| {node} | {n['classes']:,} | {n['seconds']:.2f} | {fastest} |")
     return lines
 
 
@@ -108,6 +157,8 @@ def main() -> None:
     ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--floor", action="store_true", help="also the scan and write floors of bench_rows.py")
+    ap.add_argument("--fastest-forms", action="store_true",
+                    help="also each minimal node's aggregation in the fastest forms found (needs gigabytes more)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -120,7 +171,7 @@ def main() -> None:
     for rows in [int(r) for r in args.rows.split(",")]:
         folder = dataset(Path(args.data), rows)
         db = folder / "minimal_floor.duckdb"
-        result = measure(folder / "landsend_entropy6.yaml", db, settings)
+        result = measure(folder / "landsend_entropy6.yaml", db, {**settings, "fastest_forms": args.fastest_forms})
         if args.floor:
             result["floor"] = measure_floor(folder / "landsend.parquet", db, settings)
         results.append(result)
