@@ -27,14 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_rows import dataset, measure_floor  # noqa: E402
+from bench_rows import dataset, measure_floor, run_worker  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
 FASTEST_FORMS = {
@@ -95,7 +94,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     nodes = []
     for node in result.minimal:
         levels = {name: level for name, level in run.lattice.levels(node).items()
-                  if checker._label_counts[name][level] > 1}
+                  if fs.qi(name).hierarchy.domain_sizes()[level] > 1}
         t = time.perf_counter()
         row = fs.node_verdicts([levels], checker.needed[0], *thresholds)[0]
         seconds = time.perf_counter() - t
@@ -114,15 +113,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
 
 
 def measure(policy: Path, db: Path, settings: dict) -> dict:
-    for f in (db, db.with_name(db.name + ".wal")):
-        f.unlink(missing_ok=True)
-    proc = subprocess.run([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
-                          capture_output=True, text=True, cwd=ROOT)
-    for f in (db, db.with_name(db.name + ".wal")):
-        f.unlink(missing_ok=True)
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_worker([__file__, "--worker", str(policy), str(db), json.dumps(settings)], db)
 
 
 def render(results: list[dict], args) -> list[str]:

@@ -127,14 +127,21 @@ def floor(parquet: str, db: str, settings: dict) -> None:
     print(json.dumps(out), flush=True)
 
 
+def run_worker(argv: list[str], db: Path) -> dict:
+    """`python argv...` in a fresh process, with the DuckDB file `db` (and its WAL) removed before and after:
+    the JSON of its last output line. A failing worker stops the benchmark with its last error line."""
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT)
+    for f in (db, db.with_name(db.name + ".wal")):
+        f.unlink(missing_ok=True)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def measure_floor(parquet: Path, db: Path, settings: dict) -> dict:
-    for f in (db, db.with_name(db.name + ".wal")):
-        f.unlink(missing_ok=True)
-    out = subprocess.run([sys.executable, __file__, "--floor-worker", str(parquet), str(db), json.dumps(settings)],
-                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    for f in (db, db.with_name(db.name + ".wal")):
-        f.unlink(missing_ok=True)
-    return json.loads(out.strip().splitlines()[-1])
+    return run_worker([__file__, "--floor-worker", str(parquet), str(db), json.dumps(settings)], db)
 
 
 def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | None = None) -> dict:
