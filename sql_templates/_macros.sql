@@ -28,3 +28,15 @@
 {% set q = (alias | ident) ~ "." if alias else "" %}
 {% for c in cols %}({% endfor %}CAST(0 AS BIGINT){% for c in cols %} * {{ radix[loop.index0] | int }} + CAST({{ q }}{{ c | ident }} AS BIGINT)){% endfor %}{% if last %} * {{ last_radix | int }} + CAST({{ q }}{{ last | ident }} AS BIGINT){% endif %}
 {%- endmacro %}
+
+{# The per-node row of a verdict query (`checker.NodeStats`), over a relation of its classes with their
+   size "n" and whether they are kept, "ok" (node_verdict_branch.sql, node_verdict_grouped_branch.sql). #}
+{% macro verdict_columns(g) -%}
+{{ g | int }} AS "g"
+  , COUNT(*) AS "classes"
+  , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
+  , MIN("n") AS "min_size"
+  , SUM(CASE WHEN "ok" THEN 0 ELSE "n" END) AS "suppressed"
+  , SUM(CASE WHEN "ok" THEN 1 ELSE 0 END) AS "kept_classes"
+  , SUM(CASE WHEN "ok" THEN CAST("n" AS BIGINT) * "n" ELSE 0 END) AS "kept_sum_sq"
+{%- endmacro %}

@@ -19,15 +19,9 @@
    column instead of several. A value's count in a block is a BIGINT: the engine's SUM of BIGINTs is wider
    (DuckDB: HUGEINT), and every later step on it was slower (at 100 M rows, 12.5 -> 11.2 s for a node of
    636,800 blocks, in-process, one run; the whole search did not change measurably). #}
-{% from "_macros.sql" import packed_key %}
+{% from "_macros.sql" import packed_key, verdict_columns %}
 {% set radix = radix | default(none) %}
-SELECT {{ g | int }} AS "g"
-  , COUNT(*) AS "classes"
-  , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
-  , MIN("n") AS "min_size"
-  , SUM(CASE WHEN "ok" THEN 0 ELSE "n" END) AS "suppressed"
-  , SUM(CASE WHEN "ok" THEN 1 ELSE 0 END) AS "kept_classes"
-  , SUM(CASE WHEN "ok" THEN CAST("n" AS BIGINT) * "n" ELSE 0 END) AS "kept_sum_sq"
+SELECT {{ verdict_columns(g) }}
   , SUM(CASE WHEN "ok" THEN "xl" ELSE 0 END) AS "kept_xl"
 FROM (
     SELECT "n", "xl", ("n" >= {{ min_size | int }} AND "d" >= {{ min_distinct | int }}

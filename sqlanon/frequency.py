@@ -26,6 +26,7 @@ spliced into a generated column name; user names appear only as quoted identifie
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,6 +182,29 @@ def _unpack(keys: np.ndarray, radices: list[int]) -> np.ndarray:
     return out
 
 
+def _as_float(value) -> float:
+    """A fetched number as a float, NaN for SQL NULL (a masked entry of a numpy column, or None)."""
+    return math.nan if value is None or np.ma.is_masked(value) else float(value)
+
+
+def equal_mass_groups(totals: np.ndarray, groups: int) -> np.ndarray:
+    """Each value's group (indexed by code) among `groups`, so that the groups' total counts are about equal:
+    the heaviest value first, each into the group with the fewest rows so far (Graham's longest-processing-time
+    rule; ties to the lowest group). Equal groups make the grouped verdict decide the most blocks (a block
+    like the table reaches nearly ln(groups)); any grouping gives the same verdicts.
+
+    >>> equal_mass_groups(np.array([5, 1, 4, 2]), 2).tolist()
+    [0, 0, 1, 1]
+    """
+    load = np.zeros(groups, dtype=np.int64)
+    out = np.zeros(len(totals), dtype=np.int64)
+    for code in np.argsort(-np.asarray(totals, dtype=np.int64), kind="stable"):
+        target = int(np.argmin(load))
+        out[code] = target
+        load[target] += totals[code]
+    return out
+
+
 def _free_prefix(backend: Backend) -> str:
     """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
     taken = set(backend.temporary_tables())
@@ -221,6 +245,7 @@ class FrequencySet:
         self._cells_xlogx: float | None = None
         self._bottom_rows: int | None = None
         self._counts_source: Any = None     # rollup.counts_source caches its answer here
+        self._value_groups: dict[tuple[str, int], str] = {}     # `value_groups_table`
         self.rollup = True          # roll node counts up in memory when the frequency set is small
         # where the count queries run: the engine itself, or its in-process copy of the frequency sets
         # (`Backend.local_counts`: Spark copies a small one to the driver once)
@@ -549,7 +574,8 @@ class FrequencySet:
         return out
 
     def node_verdicts(self, nodes: list[dict[str, int]], sensitive: str, min_size: int, min_distinct: int,
-                      entropy: float | None, witness: bool = False) -> list[dict[str, float]]:
+                      entropy: float | None, witness: bool = False,
+                      value_groups: int | None = None) -> list[dict[str, float]]:
         """Nodes judged where the counts are, one row per node (`node_verdict_branch.sql`): a block is kept
         when it has at least `min_size` rows, `min_distinct` values of `sensitive` and, unless `entropy` is
         None, an entropy of those values (natural log) of at least `entropy`.
@@ -559,6 +585,11 @@ class FrequencySet:
         cell's count). No block leaves the database: a node of millions of classes costs its GROUP BYs, not a
         transfer and a pass in Python (`sparse_counts` does both).
         With `witness`, the same of only the blocks holding a cell of `witness_sample` (each block whole).
+
+        With `value_groups`, each node whose blocks are one packed key is judged first on that many groups of
+        the values (`value_groups_table`), then exactly only in the blocks the groups leave undecided
+        (`node_verdict_grouped_branch.sql`): the same verdict and counts, with kept_xl NaN (not known) and
+        "undecided", the number of blocks judged exactly. The other nodes as without it (undecided NaN).
         """
         if not nodes:
             return []
@@ -569,10 +600,39 @@ class FrequencySet:
                          sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
                          witness=self.witness_table() if witness else None, radix=self._block_radix(levels))
                     for i, levels in enumerate(nodes)]
-        data = self.counts.fetchnumpy_union("node_verdict_branch.sql", branches)
-        order = np.argsort(np.asarray(data["g"], dtype=np.int64))
+        grouped = [b for b in branches if b["radix"]] if value_groups and not witness else []
+        if value_groups and grouped:
+            groups = self.value_groups_table(sensitive, value_groups)
+            for b in grouped:
+                b["groups"] = groups
+        exact = [b for b in branches if "groups" not in b]
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq", "kept_xl")
-        return [{f: float(np.asarray(data[f])[i]) for f in fields} for i in order]
+        out: list[dict[str, float]] = [{} for _ in nodes]
+        for template, part in (("node_verdict_branch.sql", exact), ("node_verdict_grouped_branch.sql", grouped)):
+            if not part:
+                continue
+            data = self.counts.fetchnumpy_union(template, part)
+            with_undecided = "undecided" in data
+            for row, g in enumerate(np.asarray(data["g"], dtype=np.int64)):
+                values = {f: _as_float(data[f][row]) for f in fields}
+                values["undecided"] = _as_float(data["undecided"][row]) if with_undecided else math.nan
+                out[int(g)] = values
+        return out
+
+    def value_groups_table(self, sensitive: str, groups: int) -> str:
+        """A table where the counts are, "s" (each code of `sensitive`) -> "g" (its group among `groups`,
+        `equal_mass_groups` of the table's totals): the groups of the grouped verdict (`node_verdicts`). Made
+        once per attribute and number of groups."""
+        key = (sensitive, groups)
+        if key not in self._value_groups:
+            sens = self._sens(sensitive)
+            name = f"{self.prefix}_vgroups_{sens.index}_{groups}"
+            codes = np.arange(sens.domain.size, dtype=np.int64)
+            totals = sens.domain.totals     # set when the frequency set is built
+            group = equal_mass_groups(totals if totals is not None else self.sensitive_totals()[sensitive], groups)
+            self.counts.create_table_from_frame(name, {"s": codes, "g": group})
+            self._value_groups[key] = name
+        return self._value_groups[key]
 
     def _block_radix(self, levels: dict[str, int]) -> list[int] | None:
         """Each attribute's number of codes at the node's level, when the node's blocks are to be grouped on one

@@ -448,6 +448,108 @@ def test_verdict_query_gives_the_kl_terms_of_the_kept_blocks(privacy, sensitive)
             assert from_stats == pytest.approx(kl_divergence(run.fs, queried), rel=1e-12)
 
 
+@pytest.mark.parametrize("totals, groups, expected", [
+    ([5, 1, 4, 2], 2, [0, 0, 1, 1]),            # 5 -> 0, 4 -> 1, 2 -> 1 (4 < 5), 1 -> 0 (5 < 6): loads 6 and 6
+    ([3, 3, 3], 3, [0, 1, 2]),                  # one value per group, ties to the lowest group
+    ([10, 1, 1, 1, 1], 2, [0, 1, 1, 1, 1]),    # the heavy value alone
+    ([0, 7, 0], 2, [1, 0, 1]),                 # values never seen still get a group (the lightest)
+])
+def test_equal_mass_groups(totals, groups, expected):
+    assert frequency.equal_mass_groups(np.array(totals), groups).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts=arrays(np.int64, st.integers(1, 30), elements=st.integers(0, 50)), groups=st.integers(1, 8),
+       seed=st.integers(0, 2 ** 16))
+def test_grouping_the_values_never_raises_the_entropy_or_the_distinct_values(counts, groups, seed):
+    """The premise of the grouped verdict: a block's entropy and distinct values over any grouping of its values
+    are at most those over the values (H(g(S)) <= H(S))."""
+    if counts.sum() == 0:
+        return
+    group = np.random.default_rng(seed).integers(0, groups, len(counts))
+    grouped = np.bincount(group, weights=counts, minlength=groups)
+
+    def entropy(c):
+        p = c[c > 0] / c.sum()
+        return float(-(p * np.log(p)).sum())
+
+    assert entropy(grouped) <= entropy(counts.astype(np.float64)) + 1e-12
+    assert (grouped > 0).sum() <= (counts > 0).sum()
+
+
+GROUPED_CASES = [c for c in VERDICT_CASES if c[1] is None]      # occupation: 14 values
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4, 14])
+@pytest.mark.parametrize("privacy, sensitive", GROUPED_CASES, ids=lambda v: str(v))
+def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
+    """On every Adult node the grouped verdict query (blocks judged on groups of the values, then exactly where
+    the groups leave them undecided) gives the exact query's row: classes, sizes, suppressed rows, kept classes.
+    It is not the exact query in disguise: with one group (no block proven by the groups) every block of enough
+    rows is judged exactly, with one value per group only the failing ones are, and in between some of each."""
+    policy = _adult_policy(privacy, sensitive)
+    with Anonymization(policy, db=":memory:") as run:
+        run.fs.rollup = False
+        checker = run.checker
+        nodes = _every_node(run)
+        thresholds = checker._verdict_thresholds()
+        exact = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds)
+        log = run.backend.log = []
+        grouped = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds, value_groups=groups)
+        assert any('"vg"' in q for q in log)
+        packed = [run.fs._block_radix(levels) is not None for levels in nodes]
+        undecided, judged = 0, 0
+        for levels, e, g, is_packed in zip(nodes, exact, grouped, packed):
+            for f in ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq"):
+                assert g[f] == e[f], (levels, f)
+            if not is_packed:           # one attribute, or none: judged exactly as before
+                assert g["kept_xl"] == e["kept_xl"] and math.isnan(g["undecided"]), levels
+                continue
+            assert math.isnan(g["kept_xl"]), levels
+            dense = run.fs.node_counts(levels, sensitive=checker.needed)
+            big = int((dense.sizes >= thresholds[0]).sum())
+            failing_big = big - int(e["kept_classes"])
+            assert failing_big <= g["undecided"] <= big, levels
+            if groups == 1 and thresholds[2] is not None:
+                assert g["undecided"] == big, levels
+            if groups == 14:
+                assert g["undecided"] == failing_big, levels
+            undecided += int(g["undecided"])
+            judged += big
+        assert any(packed)
+        # fewer groups than l (or than the distinct values needed) cannot prove a block: all undecided
+        provable = groups >= max(thresholds[1], math.exp(thresholds[2]) if thresholds[2] is not None else 1)
+        if 1 < groups < 14:
+            assert 0 < undecided < judged if provable else undecided == judged
+
+
+@pytest.mark.parametrize("privacy", [c[0] for c in GROUPED_CASES if "entropy" in str(c[0])], ids=str)
+def test_the_checker_judges_on_value_groups_with_the_dense_verdicts_and_stats(monkeypatch, privacy):
+    """With fewer `VALUE_GROUPS` (Adult's occupation has 14 values, too few for the default 12 groups), the
+    checker's verdict query judges on groups of values first: on every Adult node the verdicts and NodeStats equal the
+    dense route's; the stats of the nodes judged on groups carry no kept_xlogx (it takes the values)."""
+    monkeypatch.setattr(checker_module, "VALUE_GROUPS", 2)
+    with Anonymization(_adult_policy(privacy, None), db=":memory:") as run:
+        run.fs.rollup = False
+        checker = run.checker
+        assert checker.value_groups == math.ceil(2 * privacy["l_diversity"]["l"])
+        nodes = _every_node(run)
+        assert run.fs.wide_table
+        log = run.backend.log = []
+        verdicts = checker._judge_in_database(nodes)
+        assert any('"vg"' in q for q in log)
+        expected, dense_stats = _fresh_dense_stats(run, nodes)
+        assert verdicts == expected and any(verdicts) and not all(verdicts)
+        for levels in nodes:
+            key = tuple(levels[n] for n in run.lattice.names)
+            assert checker.stats[key] == dense_stats[key], key
+            assert (checker.stats[key].kept_xlogx is None) == (run.fs._block_radix(levels) is not None), key
+    monkeypatch.setattr(checker_module, "VALUE_GROUPS", 7)       # 14 values: not more than twice as many
+    with Anonymization(_adult_policy(privacy, None), db=":memory:") as run:
+        run.fs.rollup = False
+        assert run.checker.value_groups is None
+
+
 def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_states():
     """The search's entry point takes the verdict query for entropy l past the in-memory roll-up; in memory,
     for recursive (c,l), with don't-care values or with an entity key it keeps the sparse counts."""
@@ -498,13 +600,16 @@ def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp,
     con.close()
 
 
+@pytest.mark.parametrize("value_groups", [16, 2], ids=["values", "groups of values first"])
 @pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
                                      {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}, "max_suppression": 0.04}])
-def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choice(privacy):
+def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choice(monkeypatch, privacy,
+                                                                                  value_groups):
     """With the verdicts in the database, Incognito's minimal nodes equal brute force over every node (both
     through the same checker) and the in-memory route's (a separate judgement), and the chosen node and its
     discernibility equal the in-memory route's (whose choice test_optimum checks against the brute-force
-    optimum), with and without suppression."""
+    optimum), with and without suppression, and with the blocks judged on groups of values first."""
+    monkeypatch.setattr(checker_module, "VALUE_GROUPS", value_groups)
     got = {}
     for rollup in (True, False):
         with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
@@ -513,6 +618,7 @@ def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choi
             reference = find_minimal(run.lattice, run.checker, mode="brute_force")
         with Anonymization(adult_policy(5, privacy), db=":memory:") as run:
             run.fs.rollup = rollup
+            assert (run.checker.value_groups is not None) == (value_groups == 2)
             run.search()
             assert sorted(run.result.minimal) == sorted(reference.minimal) and reference.minimal
             chosen = run.choose()

@@ -25,6 +25,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from sqlanon import checker as checker_module
 from sqlanon.anonymizer import Anonymization
 from sqlanon.catalog import CATALOG, ReleaseRefused
 from sqlanon.cli import main
@@ -350,10 +351,15 @@ def test_adult_eight_quasi_identifiers_postgres_equals_duckdb(postgres, tmp_path
     assert search("postgres") == search("duckdb")
 
 
-def test_adult_verdicts_judged_in_postgres_equal_duckdb(postgres, tmp_path):
+@pytest.mark.parametrize("value_groups", [16, 2], ids=["values", "groups of values first"])
+def test_adult_verdicts_judged_in_postgres_equal_duckdb(postgres, tmp_path, monkeypatch, value_groups):
     """k with entropy l, the counts kept in the database (no in-memory roll-up): every node is judged by the
     verdict query (blocks on one packed key, the size pass skipped where blocks must be few), in PostgreSQL
-    as in DuckDB: the same minimal nodes, nodes evaluated and chosen node."""
+    as in DuckDB: the same minimal nodes, nodes evaluated and chosen node; also with the blocks judged on
+    groups of occupation's values first (`VALUE_GROUPS` lowered: its 14 values are too few for the default
+    12 groups)."""
+    monkeypatch.setattr(checker_module, "VALUE_GROUPS", value_groups)
+
     def search(engine):
         policy = adult_policy(ADULT_4, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
                               source=_source(engine, "adult"))
@@ -363,6 +369,7 @@ def test_adult_verdicts_judged_in_postgres_equal_duckdb(postgres, tmp_path):
             log = run.backend.log = []
             result = run.search()
             assert any('AS "keyed"' in q for q in log)
+            assert any('"vg"' in q for q in log) == (value_groups == 2)
             return sorted(result.minimal), result.evaluated, dict(run.choose().levels)
     got = search("postgres")
     assert got == search("duckdb") and got[0]

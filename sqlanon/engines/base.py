@@ -118,6 +118,9 @@ class Backend:
     bottom_view_over_wide = True
     # the engine draws a seeded sample of a table's rows (`witness_sample.sql`), for the witness checks
     samples_rows = False
+    # the engine reads a CTE marked MATERIALIZED once however often it is named (the grouped verdict,
+    # `node_verdict_grouped_branch.sql`; Spark SQL has no such mark)
+    materializes_ctes = False
 
     def code_type(self, largest: int) -> str | None:
         """The column type for integer codes up to `largest` in the frequency sets, or None to keep the

@@ -29,6 +29,7 @@ class DuckDBBackend(Backend):
     dialect = "duckdb"
     release_from_staged = True
     samples_rows = True
+    materializes_ctes = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):

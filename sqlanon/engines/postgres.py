@@ -79,6 +79,7 @@ class PostgresBackend(Backend):
 
     engine = "postgres"
     dialect = "postgres"
+    materializes_ctes = True        # PostgreSQL 12 and later
 
     def __init__(self, con, owned: bool = True, where: str = "PostgreSQL", secrets: tuple[str, ...] = ()):
         super().__init__()
