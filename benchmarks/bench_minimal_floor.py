@@ -9,7 +9,8 @@ search that found them, in one process per size:
 1. the preparation and the search of the product (`Anonymization`, Incognito), timed;
 2. each minimal node judged alone by the verdict query (`FrequencySet.node_verdicts`, the statement the
    search runs for a node that passes its class sizes), over the attributes not at a level of one label
-   (the blocks the search itself groups), timed;
+   (the blocks the search itself groups), timed: on the values (exactly), and as the search judges it, on
+   groups of the values first (`NodeChecker.value_groups`; the same row, checked);
 3. with --fastest-forms, each minimal node's verdict again in the fastest forms of its aggregation found on
    DuckDB, the faster of two per node: the class and the value packed into one key, or grouped as two; counts
    as BIGINT; perfect hashing up to 2^30 slots (`perfect_ht_threshold`, which costs gigabytes). Not the
@@ -98,10 +99,17 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
         t = time.perf_counter()
         row = fs.node_verdicts([levels], checker.needed[0], *thresholds)[0]
         seconds = time.perf_counter() - t
+        t = time.perf_counter()
+        grouped = fs.node_verdicts([levels], checker.needed[0], *thresholds, value_groups=checker.value_groups)[0]
+        grouped_s = time.perf_counter() - t
+        if any(grouped[f] != row[f] for f in ("classes", "suppressed", "kept_classes", "sum_sq")):
+            raise SystemExit(f"the grouped verdict of {levels} differs from the exact one")
         nodes.append({"levels": levels, "classes": int(row["classes"]), "suppressed": int(row["suppressed"]),
-                      "seconds": seconds})
+                      "seconds": seconds, "grouped_s": grouped_s, "undecided": grouped["undecided"]})
     out["nodes"] = nodes
     out["minimal_sum_s"] = sum(n["seconds"] for n in nodes)
+    out["grouped_sum_s"] = sum(n["grouped_s"] for n in nodes)
+    out["value_groups"] = checker.value_groups
     if fastest:
         fs.counts.con.execute("SET perfect_ht_threshold = 30")
         for n in nodes:
@@ -121,22 +129,26 @@ def render(results: list[dict], args) -> list[str]:
              f"Machine: {machine()}. Settings: --memory-limit {args.memory_limit} --temp-directory "
              f"{args.temp_directory} --threads {args.threads}. One run per size.", "",
              "| rows | prepare s | search s (evaluated) | minimal nodes | their verdict queries alone, sum s "
+             "| the same on groups of values first, sum s (groups) "
              "| the same in the fastest forms, sum s (peak MB) | scan floor s | write floor s |",
-             "| - | - | - | - | - | - | - | - |"]
+             "| - | - | - | - | - | - | - | - | - |"]
     for r in results:
         fl = r.get("floor", {})
         fastest = f"{r['fastest_sum_s']:.1f} ({r['peak_mb']:,})" if "fastest_sum_s" in r else "-"
         lines.append(f"| {r['rows']:,} | {r['prepare_s']:.1f} | {r['search_s']:.1f} ({r['evaluated']}) "
-                     f"| {r['minimal']} | {r['minimal_sum_s']:.1f} | {fastest} "
+                     f"| {r['minimal']} | {r['minimal_sum_s']:.1f} "
+                     f"| {r['grouped_sum_s']:.1f} ({r['value_groups']}) | {fastest} "
                      f"| {fl.get('group_by_s', float('nan')):.1f} | {fl.get('write_s', float('nan')):.1f} |")
     for r in results:
         lines += ["", f"Each minimal node at {r['rows']:,} rows (levels of the attributes not at a level of one "
-                      "label; classes; seconds of its verdict query, and in the fastest forms):", "",
-                  "| node | classes | s | fastest forms s |", "| - | - | - | - |"]
+                      "label; classes; seconds of its verdict query, on groups of values first (blocks left "
+                      "undecided), and in the fastest forms):", "",
+                  "| node | classes | s | groups first s (undecided) | fastest forms s |", "| - | - | - | - | - |"]
         for n in sorted(r["nodes"], key=lambda n: -n["seconds"]):
             node = ", ".join(f"{a}={lv}" for a, lv in n["levels"].items())
             fastest = f"{n['fastest_s']:.2f}" if "fastest_s" in n else "-"
-            lines.append(f"| {node} | {n['classes']:,} | {n['seconds']:.2f} | {fastest} |")
+            grouped = f"{n['grouped_s']:.2f} ({n['undecided']:.0f})"
+            lines.append(f"| {node} | {n['classes']:,} | {n['seconds']:.2f} | {grouped} | {fastest} |")
     return lines
 
 
