@@ -314,6 +314,26 @@ def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():
             ("KAnonymity", 1), ("DistinctLDiversity", 5)]
 
 
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 9)),
+                     min_size=6, max_size=80),
+       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
+       groups=st.integers(1, 5))
+def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l, groups):
+    """Random tables of up to 10 sensitive values, every node, 1 to 5 groups: the grouped verdict query's row
+    equals the exact one's (classes, sizes, suppressed rows, kept classes)."""
+    con, run = _random_run(rows, k, supp, l)
+    if run.checker.needed:
+        nodes = _every_node(run)
+        thresholds = run.checker._verdict_thresholds()
+        exact = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds)
+        grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
+        for levels, e, g in zip(nodes, exact, grouped):
+            for f in ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq"):
+                assert g[f] == e[f], (levels, f)
+    con.close()
+
+
 @pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
                                      {"k": 20, "max_suppression": 0.01},
                                      {"k": 3, "t_closeness": {"t": 0.3, "distance": "equal"}}])
