@@ -91,7 +91,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     checker, fs = run.checker, run.fs
     if not checker.verdicts_in_database:
         raise SystemExit("the policy's nodes are not judged by the verdict query here")
-    thresholds = checker._verdict_thresholds()
+    thresholds = checker.verdict_thresholds()
     nodes = []
     for node in result.minimal:
         levels = {name: level for name, level in run.lattice.levels(node).items()

@@ -371,7 +371,7 @@ class NodeChecker:
                 return False
         return True
 
-    def _verdict_thresholds(self) -> tuple[int, int, float | None]:
+    def verdict_thresholds(self) -> tuple[int, int, float | None]:
         """The verdict query's tests (`FrequencySet.node_verdicts`): smallest block, fewest distinct values,
         least entropy (the same test as EntropyLDiversity.block_ok: entropy >= ln l - TOL; None when l <= 1)."""
         k = max((c.k for c in self.criteria if isinstance(c, KAnonymity)), default=1)
@@ -385,7 +385,7 @@ class NodeChecker:
         block judged on its values at once): with entropy l-diversity, on an engine that reads a materialized
         CTE once; `VALUE_GROUPS` groups, or 2 l if more, and only for an attribute of more than twice as many
         values."""
-        entropy = self._verdict_thresholds()[2]
+        entropy = self.verdict_thresholds()[2]
         if entropy is None or not self.fs.counts.materializes_ctes:
             return None
         groups = max(VALUE_GROUPS, math.ceil(2 * math.exp(entropy)))
@@ -396,12 +396,12 @@ class NodeChecker:
         """Does each node fail on the blocks its witness cells fall in alone? Each such block is judged whole,
         so a failing one must be suppressed in any release of the node: more such rows than the budget is a
         proof that the node fails. False proves nothing (the node is then judged in full)."""
-        rows = self.fs.node_verdicts(nodes, self.needed[0], *self._verdict_thresholds(), witness=True)
+        rows = self.fs.node_verdicts(nodes, self.needed[0], *self.verdict_thresholds(), witness=True)
         return [r["suppressed"] > self.budget for r in rows]
 
     def _judge_in_database(self, nodes: list[dict[str, int]]) -> list[bool]:
         """Nodes judged by `FrequencySet.node_verdicts`; each one's stats recorded for the optimum search."""
-        rows = self.fs.node_verdicts(nodes, self.needed[0], *self._verdict_thresholds(),
+        rows = self.fs.node_verdicts(nodes, self.needed[0], *self.verdict_thresholds(),
                                      value_groups=self.value_groups)
         out = []
         for levels, r in zip(nodes, rows):

@@ -325,7 +325,7 @@ def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l
     con, run = _random_run(rows, k, supp, l)
     if run.checker.needed:
         nodes = _every_node(run)
-        thresholds = run.checker._verdict_thresholds()
+        thresholds = run.checker.verdict_thresholds()
         exact = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds)
         grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
         for levels, e, g in zip(nodes, exact, grouped):
@@ -512,7 +512,7 @@ def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
         run.fs.rollup = False
         checker = run.checker
         nodes = _every_node(run)
-        thresholds = checker._verdict_thresholds()
+        thresholds = checker.verdict_thresholds()
         exact = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds)
         log = run.backend.log = []
         grouped = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds, value_groups=groups)
@@ -647,7 +647,7 @@ def test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choi
 
 
 def _witness_rows(run: Anonymization, nodes: list[dict]) -> list[dict]:
-    return run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker._verdict_thresholds(), witness=True)
+    return run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker.verdict_thresholds(), witness=True)
 
 
 @pytest.mark.parametrize("cells", [64, 4096], ids=["64 sampled cells", "4,096 sampled cells"])
@@ -664,7 +664,7 @@ def test_witness_checks_prove_only_nodes_that_fail(monkeypatch, privacy, sensiti
         run.fs.rollup = False
         nodes = _every_node(run)
         witness = _witness_rows(run, nodes)
-        full = run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker._verdict_thresholds())
+        full = run.fs.node_verdicts(nodes, run.checker.needed[0], *run.checker.verdict_thresholds())
         fails = run.checker._fails_on_witnesses(nodes)
         expected, _ = _fresh_dense_stats(run, nodes)
         for levels, w, f, proven, ok in zip(nodes, witness, full, fails, expected):
