@@ -600,12 +600,12 @@ class FrequencySet:
                          sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
                          witness=self.witness_table() if witness else None, radix=self._block_radix(levels))
                     for i, levels in enumerate(nodes)]
-        grouped = [b for b in branches if b["radix"]] if value_groups and not witness else []
-        if value_groups and grouped:
-            groups = self.value_groups_table(sensitive, value_groups)
-            for b in grouped:
-                b["groups"] = groups
+        if value_groups and not witness:
+            for b in branches:
+                if b["radix"]:
+                    b["groups"] = self.value_groups_table(sensitive, value_groups)     # made once
         exact = [b for b in branches if "groups" not in b]
+        grouped = [b for b in branches if "groups" in b]
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq", "kept_xl")
         out: list[dict[str, float]] = [{} for _ in nodes]
         for template, part in (("node_verdict_branch.sql", exact), ("node_verdict_grouped_branch.sql", grouped)):
@@ -628,8 +628,9 @@ class FrequencySet:
             sens = self._sens(sensitive)
             name = f"{self.prefix}_vgroups_{sens.index}_{groups}"
             codes = np.arange(sens.domain.size, dtype=np.int64)
-            totals = sens.domain.totals     # set when the frequency set is built
-            group = equal_mass_groups(totals if totals is not None else self.sensitive_totals()[sensitive], groups)
+            totals = sens.domain.totals
+            assert totals is not None       # set when the frequency set is built, before any node is judged
+            group = equal_mass_groups(totals, groups)
             self.counts.create_table_from_frame(name, {"s": codes, "g": group})
             self._value_groups[key] = name
         return self._value_groups[key]

@@ -314,26 +314,6 @@ def test_distinct_bound_decides_k_and_distinct_l_without_per_value_counts():
             ("KAnonymity", 1), ("DistinctLDiversity", 5)]
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 9)),
-                     min_size=6, max_size=80),
-       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
-       groups=st.integers(1, 5))
-def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l, groups):
-    """Random tables of up to 10 sensitive values, every node, 1 to 5 groups: the grouped verdict query's row
-    equals the exact one's (classes, sizes, suppressed rows, kept classes)."""
-    con, run = _random_run(rows, k, supp, l)
-    if run.checker.needed:
-        nodes = _every_node(run)
-        thresholds = run.checker.verdict_thresholds()
-        exact = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds)
-        grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
-        for levels, e, g in zip(nodes, exact, grouped):
-            for f in ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq"):
-                assert g[f] == e[f], (levels, f)
-    con.close()
-
-
 @pytest.mark.parametrize("privacy", [{"k": 5, "l_diversity": {"variant": "entropy", "l": 3}},
                                      {"k": 20, "max_suppression": 0.01},
                                      {"k": 3, "t_closeness": {"t": 0.3, "distance": "equal"}}])
@@ -498,6 +478,8 @@ def test_grouping_the_values_never_raises_the_entropy_or_the_distinct_values(cou
 
 
 GROUPED_CASES = [c for c in VERDICT_CASES if c[1] is None]      # occupation: 14 values
+# every field of a verdict row but kept_xl, which the grouped verdict does not know
+VERDICT_FIELDS = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq")
 
 
 @pytest.mark.parametrize("groups", [1, 2, 4, 14])
@@ -520,7 +502,7 @@ def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
         packed = [run.fs._block_radix(levels) is not None for levels in nodes]
         undecided, judged = 0, 0
         for levels, e, g, is_packed in zip(nodes, exact, grouped, packed):
-            for f in ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq"):
+            for f in VERDICT_FIELDS:
                 assert g[f] == e[f], (levels, f)
             if not is_packed:           # one attribute, or none: judged exactly as before
                 assert g["kept_xl"] == e["kept_xl"] and math.isnan(g["undecided"]), levels
@@ -589,6 +571,12 @@ def test_satisfied_many_judges_in_the_database_only_what_the_verdict_query_state
             assert not run.checker.verdicts_in_database, privacy
 
 
+def _random_rows(values: int):
+    """Rows (zip, age, sex, sensitive value) for `_random_table`: 6 to 80 of them, `values` sensitive values."""
+    return st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, values - 1)),
+                    min_size=6, max_size=80)
+
+
 def _random_run(rows: list[tuple], k: int, supp: float, l: float) -> tuple[duckdb.DuckDBPyConnection, Anonymization]:
     """A random table's run with k, a suppression budget and entropy l (lowered to what the table's values
     allow), its counts kept in the database (no roll-up)."""
@@ -602,8 +590,7 @@ def _random_run(rows: list[tuple], k: int, supp: float, l: float) -> tuple[duckd
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
-                     min_size=6, max_size=80),
+@given(rows=_random_rows(4),
        k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]))
 def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp, l):
     """Random tables, every node: the verdict query agrees with the dense judgement, stats included."""
@@ -617,6 +604,25 @@ def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp,
         for levels in nodes:
             key = tuple(levels[n] for n in run.lattice.names)
             assert run.checker.stats[key] == dense_stats[key], key
+    con.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=_random_rows(10),
+       k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
+       groups=st.integers(1, 5))
+def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l, groups):
+    """Random tables of up to 10 sensitive values, every node, 1 to 5 groups: the grouped verdict query's row
+    equals the exact one's (classes, sizes, suppressed rows, kept classes)."""
+    con, run = _random_run(rows, k, supp, l)
+    if run.checker.needed:
+        nodes = _every_node(run)
+        thresholds = run.checker.verdict_thresholds()
+        exact = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds)
+        grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
+        for levels, e, g in zip(nodes, exact, grouped):
+            for f in VERDICT_FIELDS:
+                assert g[f] == e[f], (levels, f)
     con.close()
 
 
@@ -678,8 +684,7 @@ def test_witness_checks_prove_only_nodes_that_fail(monkeypatch, privacy, sensiti
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 12), st.integers(0, 1), st.integers(0, 3)),
-                     min_size=6, max_size=80),
+@given(rows=_random_rows(4),
        k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
        cells=st.integers(1, 20))
 def test_witness_checks_prove_only_failing_nodes_on_random_tables(rows, k, supp, l, cells):
