@@ -40,3 +40,11 @@
   , SUM(CASE WHEN "ok" THEN 1 ELSE 0 END) AS "kept_classes"
   , SUM(CASE WHEN "ok" THEN CAST("n" AS BIGINT) * "n" ELSE 0 END) AS "kept_sum_sq"
 {%- endmacro %}
+
+{# Does a block pass the verdict query's tests (`checker.NodeChecker.verdict_thresholds`)? `n`, `d`, `xl`: SQL
+   for its rows, its distinct values (or groups of values) and the sum over those of c ln c; entropy is
+   ln n - xl / n (TKDD Def. 4.1), tested unless `entropy` is None. #}
+{% macro block_passes(n, d, xl, min_size, min_distinct, entropy) -%}
+({{ n }} >= {{ min_size | int }} AND {{ d }} >= {{ min_distinct | int }}
+{%- if entropy is not none %} AND LN({{ n }}) - {{ xl }} / {{ n }} >= {{ entropy | num }}{% endif %})
+{%- endmacro %}

@@ -19,16 +19,12 @@
    column instead of several. A value's count in a block is a BIGINT: the engine's SUM of BIGINTs is wider
    (DuckDB: HUGEINT), and every later step on it was slower (at 100 M rows, 12.5 -> 11.2 s for a node of
    636,800 blocks, in-process, one run; the whole search did not change measurably). #}
-{% from "_macros.sql" import packed_key, verdict_columns %}
+{% from "_macros.sql" import block_passes, packed_key, verdict_columns %}
 {% set radix = radix | default(none) %}
 SELECT {{ verdict_columns(g) }}
   , SUM(CASE WHEN "ok" THEN "xl" ELSE 0 END) AS "kept_xl"
 FROM (
-    SELECT "n", "xl", ("n" >= {{ min_size | int }} AND "d" >= {{ min_distinct | int }}
-{% if entropy is not none %}
-        AND LN("n") - "xl" / "n" >= {{ entropy | num }}
-{% endif %}
-        ) AS "ok"
+    SELECT "n", "xl", {{ block_passes('"n"', '"d"', '"xl"', min_size, min_distinct, entropy) }} AS "ok"
     FROM (
         SELECT SUM("c") AS "n", COUNT(*) AS "d", SUM("c" * LN("c")) AS "xl"
         FROM (

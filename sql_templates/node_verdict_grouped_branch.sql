@@ -8,9 +8,9 @@
    least `min_size` rows whose counts per group (`groups`: code "s" -> group "g") reach `min_distinct`
    groups and, with `entropy`, an entropy of `entropy`, passes the exact tests (TKDD Def. 4.1): it is
    "proven". A block below `min_size` fails. Every other block is undecided, and only those blocks' cells
-   are counted per value (a second scan, filtered to their keys) and judged exactly. So the verdict and
-   every count of the row equal the exact query's; kept_xl (the kept blocks' sum of c ln c over values)
-   is not known here and is NULL.
+   are counted per value (a second scan, filtered to their keys) and judged exactly (`block_passes`, its
+   size test included, which holds for them). So the verdict and every count of the row equal the exact
+   query's; kept_xl (the kept blocks' sum of c ln c over values) is not known here and is NULL.
 
    Where nearly every row is its own (block, value) cell, the per-group GROUP BY holds several times fewer
    groups: at 100 M rows of Lands End, with 16 groups of its 147 costs, a minimal node of 255,624 blocks
@@ -18,17 +18,13 @@
    instead of 13.2 s (in-process, one run each; benchmarks/RESULTS-rows.md has the whole search).
    "coarse" is materialized: it is read twice. The block is one packed key ("k", `radix`, as in
    `node_verdict_branch.sql`): both scans compute it, and the second tests it. #}
-{% from "_macros.sql" import packed_key, verdict_columns %}
+{% from "_macros.sql" import block_passes, packed_key, verdict_columns %}
 SELECT {{ verdict_columns(g) }}
   , CAST(NULL AS DOUBLE) AS "kept_xl"
   , SUM("undecided") AS "undecided"
 FROM (
     WITH "coarse" AS MATERIALIZED (
-        SELECT "k", "n", ("n" >= {{ min_size | int }} AND "d" >= {{ min_distinct | int }}
-{% if entropy is not none %}
-            AND LN("n") - "xl" / "n" >= {{ entropy | num }}
-{% endif %}
-            ) AS "proven"
+        SELECT "k", "n", {{ block_passes('"n"', '"d"', '"xl"', min_size, min_distinct, entropy) }} AS "proven"
         FROM (
             SELECT "k", SUM("c") AS "n", COUNT(*) AS "d", SUM("c" * LN("c")) AS "xl"
             FROM (
@@ -48,11 +44,7 @@ FROM (
       , CASE WHEN "exact"."ok" IS NULL THEN 0 ELSE 1 END AS "undecided"
     FROM "coarse"
     LEFT JOIN (
-        SELECT "k", (COUNT(*) >= {{ min_distinct | int }}
-{% if entropy is not none %}
-            AND LN(SUM("c")) - SUM("c" * LN("c")) / SUM("c") >= {{ entropy | num }}
-{% endif %}
-            ) AS "ok"
+        SELECT "k", {{ block_passes('SUM("c")', 'COUNT(*)', 'SUM("c" * LN("c"))', min_size, min_distinct, entropy) }} AS "ok"
         FROM (
             SELECT "k", "s", CAST(SUM("cnt") AS BIGINT) AS "c"
             FROM (
