@@ -1,7 +1,10 @@
 {# The wide frequency set: the bottom one with every level's code joined on (q{i}_{j} = attribute i
    at level j), so that any lattice node is one GROUP BY over it, without joins. With `view`, a view
    computed when read (Spark, when the search counts on a copy of the frequency set in the driver). Codes
-   are stored in `code_types` (column -> engine type, or none: as the mapping tables hold them). #}
+   are stored in `code_types` (column -> engine type, or none: as the mapping tables hold them). With
+   `cluster_by` (`FrequencySet.cluster_order`) the rows are written in that order, so that a node's blocks
+   are runs of rows and the hash aggregation of each node query finds its groups near each other: at 100 M
+   rows of Lands End the search took 230 s instead of 341 s (in-process, one run each), the sort 14 s. #}
 {% from "_macros.sql" import code %}
 {% set code_types = code_types | default({}) %}
 CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS
@@ -24,3 +27,7 @@ FROM {{ fs | ident }} AS fs
 JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
   ON m{{ loop.index0 }}."c0" = fs.{{ ('q%d' % q.index) | ident }}
 {% endfor %}
+{% if cluster_by is defined and cluster_by %}
+ORDER BY {% for c in cluster_by %}{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+
+{% endif %}

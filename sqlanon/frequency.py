@@ -426,12 +426,25 @@ class FrequencySet:
         replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
         if not self._wide_built:
             view = self.counts is not self.backend
-            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=view)
+            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=view,
+                                 cluster_by=self.cluster_order() if self.backend.clusters_wide and not view else [])
             if not view and self.backend.bottom_view_over_wide:
                 self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
                 self.backend.execute("bottom_as_view.sql", **self._fs_context())
             self._wide_built = True
         return self.wide_name
+
+    def cluster_order(self) -> list[str]:
+        """The wide frequency set's code columns to write it in (`Backend.clusters_wide`): the attribute of
+        most base values, its level-0 code alone where that order keeps each coarser label's values together
+        (`HierarchyTable.nested_codes`), else its levels from the coarsest to the finest. Either way every
+        level's blocks of that attribute are runs of rows. One attribute only: each sort key costs (at 100 M
+        rows, one key took 14 s on top of writing the table, sixteen 49 s), while ordering by more
+        attributes sped up no node query measured."""
+        q = max(self.qis, key=lambda q: len(q.hierarchy.values))
+        if q.hierarchy.nested_codes():
+            return [q.col(0)]
+        return [q.col(j) for j in range(q.height, -1, -1)]
 
     def _local_copy(self) -> Backend | None:
         """The engine's in-process database for the count queries (`Backend.local_counts`), filled once: the

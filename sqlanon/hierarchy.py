@@ -67,6 +67,25 @@ class HierarchyTable:
             out[j] = [seen.setdefault(label, len(seen)) for label in level]
         return out
 
+    def nested_codes(self) -> bool:
+        """Do the level-0 codes, in order, keep each label of every level on consecutive codes? Then sorting
+        rows by the level-0 code groups them by every level's label too.
+
+        >>> values = ["1", "2", "3"]
+        >>> HierarchyTable("n", values, [values, ["low", "high", "low"], ["*"] * 3]).nested_codes()
+        False
+        >>> HierarchyTable("n", values, [values, ["low", "low", "high"], ["*"] * 3]).nested_codes()
+        True
+        """
+        codes = self.codes()
+        order = np.argsort(codes[0], kind="stable")
+        for level in codes[1:]:
+            run = level[order]
+            starts = run[np.r_[True, run[1:] != run[:-1]]]
+            if len(starts) != len(np.unique(starts)):
+                return False
+        return True
+
     def leaf_counts(self) -> np.ndarray:
         """Shape (height + 1, n): how many base values the label of value i at level j covers (its area)."""
         codes = self.codes()

@@ -272,6 +272,29 @@ def test_codes_are_stored_narrow_in_duckdb_and_come_back_as_int32():
     assert Backend().code_type(10) is None      # engines without narrow types keep the mapping tables' INTEGER
 
 
+@pytest.mark.parametrize("nested, clusters", [(True, True), (False, True), (True, False)],
+                         ids=["level-0 code", "coarse to fine", "not clustered"])
+def test_duckdb_writes_the_wide_frequency_set_clustered(nested, clusters, monkeypatch):
+    """On DuckDB the wide frequency set's rows are in `FrequencySet.cluster_order`: by the attribute of most
+    base values, its level-0 code alone when its codes are nested, else its levels from the coarsest down.
+    Without `clusters_wide` the same rows come in no such order (so the check below can fail)."""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    from sqlanon.hierarchy import HierarchyTable
+    monkeypatch.setattr(HierarchyTable, "nested_codes", lambda self: nested)
+    monkeypatch.setattr(DuckDBBackend, "clusters_wide", clusters)
+    with Anonymization(adult_policy(8, {"k": 5}), db=":memory:") as run:
+        run.fs.rollup = False
+        q = max(run.fs.qis, key=lambda q: len(q.hierarchy.values))
+        order = run.fs.cluster_order()
+        assert order == ([q.col(0)] if nested else [q.col(j) for j in range(q.height, -1, -1)])
+        key = ", ".join(f'"{c}"' for c in order)
+        descents = run.backend.con.execute(
+            f'SELECT count(*) FROM (SELECT ({key}) AS k, lag(({key})) OVER (ORDER BY rowid) AS p '
+            f'FROM "{run.fs.wide_table}") WHERE k < p').fetchone()[0]
+        assert (descents == 0) is clusters
+    assert not Backend.clusters_wide
+
+
 @pytest.mark.parametrize("entity_key", [None, "education_num"], ids=["rows", "entity key"])
 def test_bottom_frequency_set_becomes_a_view_over_the_wide_one_with_the_same_rows(entity_key):
     """Once the wide frequency set is built, the bottom one's table is dropped and the same name is a view

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sqlanon.errors import DataError, PolicyError
-from sqlanon.hierarchy import build_table, load_taxonomy_csv
+from sqlanon.hierarchy import HierarchyTable, build_table, load_taxonomy_csv
 
 CASES = [
     # (spec, data values, value to look at, its labels from level 0 up)
@@ -41,6 +41,26 @@ def test_codes_follow_value_order_and_leaf_counts_cover_the_domain():
     assert table.codes().tolist() == [[0, 1, 2, 3], [0, 0, 1, 2], [0, 0, 1, 2], [0, 0, 0, 0]]
     # [15, 20) covers 17 and 19; the root covers all four base values
     assert table.leaf_counts().tolist() == [[1, 1, 1, 1], [2, 2, 1, 1], [2, 2, 1, 1], [4, 4, 4, 4]]
+
+
+@pytest.mark.parametrize("labels, nested", [
+    # (labels per level, aligned with the values; HierarchyTable.nested_codes())
+    ([["1", "2", "3", "4"], ["a", "a", "b", "b"], ["*"] * 4], True),
+    ([["1", "2", "3", "4"], ["a", "b", "a", "b"], ["*"] * 4], False),     # each label split in two runs
+    ([["1", "2", "3"], ["x", "y", "y"], ["x", "y", "y"], ["*"] * 3], True),
+    ([["1", "2", "3", "4"], ["a", "a", "b", "c"], ["p", "q", "p", "p"], ["*"] * 4], False),   # level 2 only
+    ([["7"], ["*"]], True),
+])
+def test_nested_codes(labels, nested):
+    assert HierarchyTable("q", list(labels[0]), labels).nested_codes() is nested
+
+
+def test_generated_hierarchies_have_nested_codes():
+    """Generated hierarchies sort their values, so sorting rows by the level-0 code groups every level."""
+    values = [str(v) for v in range(17, 90, 3)]
+    for spec in ({"hierarchy": "intervals", "widths": [5, 10, 20]}, {"hierarchy": "round", "levels": 2},
+                 {"hierarchy": "mask"}):
+        assert build_table("age", spec, Path("."), values).nested_codes(), spec
 
 
 def _csv(tmp_path, text):

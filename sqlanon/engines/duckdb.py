@@ -30,6 +30,7 @@ class DuckDBBackend(Backend):
     release_from_staged = True
     samples_rows = True
     materializes_ctes = True
+    clusters_wide = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):
