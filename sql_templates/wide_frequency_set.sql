@@ -4,7 +4,8 @@
    are stored in `code_types` (column -> engine type, or none: as the mapping tables hold them). With
    `cluster_by` (`FrequencySet.cluster_order`) the rows are written in that order, so that a node's blocks
    are runs of rows and the hash aggregation of each node query finds its groups near each other: at 100 M
-   rows of Lands End the search took 230 s instead of 341 s (in-process, one run each), the sort 14 s. #}
+   rows of Lands End the search took 262.6 s instead of 323.8 s, the sort included (paired, one run each;
+   benchmarks/RESULTS-rows.md). #}
 {% from "_macros.sql" import code %}
 {% set code_types = code_types | default({}) %}
 CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS

@@ -121,8 +121,9 @@ class Backend:
     # the engine reads a CTE marked MATERIALIZED once however often it is named (the grouped verdict,
     # `node_verdict_grouped_branch.sql`; Spark SQL has no such mark)
     materializes_ctes = False
-    # the wide frequency set is written in the order of its level-0 codes (`wide_frequency_set.sql`,
-    # `cluster_by`), so that the blocks of a node are near each other in it
+    # the wide frequency set is written sorted by one attribute's codes (`FrequencySet.cluster_order`), so that
+    # the blocks of a node are near each other in it (Spark's shuffles would lose the order; PostgreSQL: not
+    # measured)
     clusters_wide = False
 
     def code_type(self, largest: int) -> str | None:
