@@ -62,9 +62,9 @@ def policy_sql(run, dialect: str) -> str:
     # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
     out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
     out.append("-- the wide frequency set (every level's code)")
-    # written clustered where the engine does it (`Backend.clusters_wide`: DuckDB)
+    # written clustered where the engine does it (`Backend.clusters_wide`: DuckDB, PostgreSQL)
     out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx,
-                                                     cluster_by=fs.cluster_order() if dialect == "duckdb" else []))
+                                                     cluster_by=fs.cluster_order() if dialect != "spark" else []))
     if dialect != "spark":      # `Backend.bottom_view_over_wide`, for dialects that may have no backend
         out.append("-- where the wide frequency set is a table: the bottom one's table replaced by a view of its "
                    "level-0 columns")

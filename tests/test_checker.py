@@ -277,7 +277,8 @@ def test_codes_are_stored_narrow_in_duckdb_and_come_back_as_int32():
 def test_duckdb_writes_the_wide_frequency_set_clustered(nested, clusters, monkeypatch):
     """On DuckDB the wide frequency set's rows are in `FrequencySet.cluster_order`: by the attribute of most
     base values, its level-0 code alone when its codes are nested, else its levels from the coarsest down.
-    Without `clusters_wide` the same rows come in no such order (so the check below can fail)."""
+    Without `clusters_wide` the same rows come in no such order (so the check below can fail). PostgreSQL:
+    tests/test_engines.py."""
     from sqlanon.engines.duckdb import DuckDBBackend
     from sqlanon.hierarchy import HierarchyTable
     monkeypatch.setattr(HierarchyTable, "nested_codes", lambda self: nested)

@@ -375,6 +375,17 @@ def test_adult_verdicts_judged_in_postgres_equal_duckdb(postgres, tmp_path, monk
     assert got == search("duckdb") and got[0]
 
 
+def test_postgres_writes_the_wide_frequency_set_clustered(postgres, tmp_path):
+    """PostgreSQL writes the wide frequency set in `FrequencySet.cluster_order` too (`Backend.clusters_wide`):
+    its rows in physical order (ctid) never go down in that key."""
+    policy = adult_policy(ADULT_4, {"k": 5}, source=_source("postgres", "adult"))
+    with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+        run.fs.rollup = False
+        key = ", ".join(f'"{c}"' for c in run.fs.cluster_order())
+        rows = run.backend.con.execute(f'SELECT ({key}) FROM "{run.fs.wide_table}" ORDER BY ctid').fetchall()
+        assert len(rows) > 1 and all(a <= b for a, b in zip(rows, rows[1:]))
+
+
 # -- sources, releases and exports on the other engines ---------------------------------------------
 
 def test_postgres_query_source_and_view_release(postgres, tmp_path):

@@ -122,8 +122,7 @@ class Backend:
     # `node_verdict_grouped_branch.sql`; Spark SQL has no such mark)
     materializes_ctes = False
     # the wide frequency set is written sorted by one attribute's codes (`FrequencySet.cluster_order`), so that
-    # the blocks of a node are near each other in it (Spark's shuffles would lose the order; PostgreSQL: not
-    # measured)
+    # the blocks of a node are near each other in it (DuckDB, PostgreSQL; Spark's shuffles would lose the order)
     clusters_wide = False
 
     def code_type(self, largest: int) -> str | None:

@@ -80,6 +80,7 @@ class PostgresBackend(Backend):
     engine = "postgres"
     dialect = "postgres"
     materializes_ctes = True        # PostgreSQL 12 and later
+    clusters_wide = True
 
     def __init__(self, con, owned: bool = True, where: str = "PostgreSQL", secrets: tuple[str, ...] = ()):
         super().__init__()
