@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_rows import dataset, measure_floor, run_worker  # noqa: E402
+from bench_rows import add_source_arguments, dataset, measure_floor, run_worker, source_settings  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
 FASTEST_FORMS = {
@@ -155,10 +155,7 @@ def render(results: list[dict], args) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", default="10000000")
-    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
-    ap.add_argument("--memory-limit", default="6GB")
-    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
-    ap.add_argument("--threads", type=int, default=2)
+    add_source_arguments(ap)
     ap.add_argument("--floor", action="store_true", help="also the scan and write floors of bench_rows.py")
     ap.add_argument("--fastest-forms", action="store_true",
                     help="also each minimal node's aggregation in the fastest forms found (needs gigabytes more)")
@@ -169,7 +166,7 @@ def main() -> None:
     if args.worker:
         worker(args.worker[0], args.worker[1], json.loads(args.worker[2]))
         return
-    settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+    settings = source_settings(args)
     results = []
     for rows in [int(r) for r in args.rows.split(",")]:
         folder = dataset(Path(args.data), rows)

@@ -43,6 +43,20 @@ def dataset(data: Path, rows: int) -> Path:
     return folder
 
 
+def add_source_arguments(ap: argparse.ArgumentParser) -> None:
+    """--data (where the generated tables are) and the settings each run's source gets: --memory-limit,
+    --temp-directory, --threads (`source_settings`)."""
+    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
+    ap.add_argument("--memory-limit", default="6GB")
+    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
+    ap.add_argument("--threads", type=int, default=2)
+
+
+def source_settings(args: argparse.Namespace) -> dict:
+    """The policy source's `memory_limit`, `temp_directory` and `threads` from `add_source_arguments`."""
+    return {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+
+
 def worker(policy_path: str, db: str, settings: dict) -> None:
     """One run; prints a JSON line after each phase (so a run stopped by the timeout still reports)."""
     import yaml
@@ -179,10 +193,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", default="1000000,10000000,100000000")
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
-    ap.add_argument("--memory-limit", default="6GB")
-    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
-    ap.add_argument("--threads", type=int, default=2)
+    add_source_arguments(ap)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     ap.add_argument("--baseline", default=None, metavar="CHECKOUT",
                     help="also run every size with the sqlanon of this checkout (e.g. `git worktree add` of an older "
@@ -205,7 +216,7 @@ def main() -> None:
     if args.floor_worker:
         floor(args.floor_worker[0], args.floor_worker[1], json.loads(args.floor_worker[2]))
         return
-    settings = {"memory_limit": args.memory_limit, "temp_directory": args.temp_directory, "threads": args.threads}
+    settings = source_settings(args)
     run_settings = dict(settings, stop_after=args.stop_after)
     data = Path(args.data)
     variants: list[tuple[str, str | None]] = [("this", None)]

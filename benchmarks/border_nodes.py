@@ -29,46 +29,28 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_rows import dataset  # noqa: E402
+from bench_rows import add_source_arguments, dataset, source_settings  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
+from sqlanon.lattice import Node, direct_generalizations, minimal_in_up_set  # noqa: E402
 
-def collapsed(lattice) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
-    """Per attribute, its levels of different blocks (the lowest of each run of alike levels), and the
-    nodes of the lattice built from them: one node per set of blocks."""
+
+def collapsed(lattice) -> list[tuple[int, ...]]:
+    """Per attribute, its levels of different blocks (the lowest of each run of alike levels). Position i in
+    that list is level i of the collapsed lattice, whose nodes are one per set of blocks."""
     names = range(len(lattice.names))
-    levels = [sorted({lattice.same_blocks_as(tuple(0 if b != a else lv for b in names))[a]
-                      for lv in range(lattice.heights[a] + 1)}) for a in names]
-    return [tuple(x) for x in levels], [tuple(n) for n in itertools.product(*levels)]
+    return [tuple(sorted({lattice.same_blocks_as(tuple(0 if b != a else lv for b in names))[a]
+                          for lv in range(lattice.heights[a] + 1)})) for a in names]
 
 
-def border(levels: list[tuple[int, ...]], nodes: list[tuple[int, ...]],
-           satisfying: set[tuple[int, ...]]) -> tuple[int, int]:
-    """(minimal satisfying, maximal failing) nodes of `nodes`, the product of `levels`, for an up-set."""
-    minimal = maximal_failing = 0
-    for n in nodes:
-        neighbours = []
-        for a in range(len(n)):
-            for step in (-1, 1):
-                m = _step(levels, n, a, step)
-                if m is not None:
-                    neighbours.append((step, m))
-        if n in satisfying:
-            minimal += all(m not in satisfying for step, m in neighbours if step < 0)
-        else:
-            maximal_failing += all(m in satisfying for step, m in neighbours if step > 0)
-    return minimal, maximal_failing
+def border(nodes: list[Node], heights: tuple[int, ...], satisfying: set[Node]) -> tuple[int, int]:
+    """(minimal satisfying, maximal failing) of `nodes`, the lattice of `heights`, for an up-set `satisfying`."""
+    maximal_failing = sum(all(g in satisfying for g in direct_generalizations(n, heights))
+                          for n in nodes if n not in satisfying)
+    return len(minimal_in_up_set(satisfying)), maximal_failing
 
 
-def _step(levels: list[tuple[int, ...]], n: tuple[int, ...], a: int, step: int) -> tuple[int, ...] | None:
-    """The node one level of different blocks above (+1) or below (-1) `n` in attribute a, or None."""
-    position = levels[a].index(n[a]) + step
-    if not 0 <= position < len(levels[a]):
-        return None
-    return n[:a] + (levels[a][position],) + n[a + 1:]
-
-
-def bisection(nodes: list[tuple[int, ...]], satisfying: set[tuple[int, ...]]) -> int:
+def bisection(nodes: list[Node], satisfying: set[Node]) -> int:
     """Nodes judged by the most-even-split bisection until every node is decided (monotone inference)."""
     arr = np.array(nodes)
     # above[i, j]: node j is a generalization of node i (or i itself)
@@ -90,10 +72,7 @@ def bisection(nodes: list[tuple[int, ...]], satisfying: set[tuple[int, ...]]) ->
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", default="1000000")
-    ap.add_argument("--data", default="/tmp/sqlanon-landsend")
-    ap.add_argument("--memory-limit", default="6GB")
-    ap.add_argument("--temp-directory", default="/tmp/sqlanon-spill")
-    ap.add_argument("--threads", type=int, default=2)
+    add_source_arguments(ap)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     from sqlanon.anonymizer import Anonymization
@@ -105,8 +84,7 @@ def main() -> None:
     for rows in [int(r) for r in args.rows.split(",")]:
         path = dataset(Path(args.data), rows) / "landsend_entropy6.yaml"
         raw = yaml.safe_load(path.read_text())
-        raw["source"].update(memory_limit=args.memory_limit, temp_directory=args.temp_directory,
-                             threads=args.threads)
+        raw["source"].update(source_settings(args))
         with tempfile.TemporaryDirectory() as tmp:
             run = Anonymization(load_policy(raw, base_dir=path.parent), db=str(Path(tmp) / "b.duckdb"))
             if not run.checker.prunable:
@@ -114,9 +92,11 @@ def main() -> None:
             result = run.search()
             lattice = run.lattice
             run.close()
-        levels, nodes = collapsed(lattice)
-        satisfying = {n for n in nodes if n in result.satisfying}
-        minimal, maximal_failing = border(levels, nodes, satisfying)
+        levels = collapsed(lattice)
+        heights = tuple(len(lv) - 1 for lv in levels)
+        nodes = list(itertools.product(*(range(h + 1) for h in heights)))
+        satisfying = {n for n in nodes if tuple(lv[p] for lv, p in zip(levels, n)) in result.satisfying}
+        minimal, maximal_failing = border(nodes, heights, satisfying)
         assert minimal == len({lattice.same_blocks_as(n) for n in result.minimal})
         lines.append(f"| {rows:,} | {lattice.size:,} | {len(nodes):,} | {len(satisfying):,} | {minimal} | "
                      f"{maximal_failing} | {minimal + maximal_failing} | {result.evaluated} | "
