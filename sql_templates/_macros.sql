@@ -48,3 +48,26 @@
 ({{ n }} >= {{ min_size | int }} AND {{ d }} >= {{ min_distinct | int }}
 {%- if entropy is not none %} AND LN({{ n }}) - {{ xl }} / {{ n }} >= {{ entropy | num }}{% endif %})
 {%- endmacro %}
+
+{# How a source column finds its row of a mapping table (`map`: its relation, already quoted; "value" holds
+   each base value as text), joined as `alias`; `column` is the source column's SQL. `how`
+   (`dialects.map_joins`): "text" for a text column, joined as it is; an integer or date type, joined on
+   the mapping table's values cast to that type, NULL (matching nothing) for a value that is not its own
+   canonical text (CAST(TRY_CAST(value) AS VARCHAR) = value): exactly the rows the text join matches, one
+   mapping row each, with the casts on the small side. A CASE, not a WHERE: DuckDB estimates a filtered
+   mapping table at about one row and then builds its hash tables on the source's side of later joins
+   (out of memory at 100 M rows); otherwise (none) the source value cast to text, which costs a
+   cast per source row (at 100 M rows of Lands End about 2 s per integer or date column, against 0.2 s
+   typed: benchmarks/RESULTS-rows.md). #}
+{% macro map_join(join, map, alias, column, how) -%}
+{% if how == "text" -%}
+{{ join }} {{ map }} AS {{ alias }} ON {{ alias }}."value" = {{ column }}
+{%- elif how -%}
+{{ join }} (SELECT mt.*, CASE WHEN CAST(TRY_CAST(mt."value" AS {{ how | sqltype }}) AS VARCHAR) = mt."value"
+                      THEN TRY_CAST(mt."value" AS {{ how | sqltype }}) END AS "__sqlanon_tv"
+               FROM {{ map }} AS mt) AS {{ alias }}
+        ON {{ alias }}."__sqlanon_tv" = {{ column }}
+{%- else -%}
+{{ join }} {{ map }} AS {{ alias }} ON {{ alias }}."value" = CAST({{ column }} AS VARCHAR)
+{%- endif %}
+{%- endmacro %}

@@ -6,11 +6,13 @@
    and mapping each raw value to its level-0 code merges none of them: the rows are mapped and not
    grouped again (on a source where nearly every row is distinct, such a second GROUP BY is as large as
    the source). Codes are stored in `code_types` (column -> engine type, or none: as the mapping tables
-   hold them). #}
-{% from "_macros.sql" import code %}
+   hold them). `joins` (column -> how, `dialects.map_joins`): how each column finds its mapping row
+   (macro `map_join`; by default its value cast to text). #}
+{% from "_macros.sql" import code, map_join %}
 {% set weight = weight | default(none) %}
 {% set code_types = code_types | default({}) %}
 {% set distinct_rows = distinct_rows | default(false) %}
+{% set joins = joins | default({}) %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
 SELECT
 {% for q in qis %}
@@ -25,12 +27,10 @@ SELECT
     {% if distinct_rows %}CAST(src.{{ weight | ident }} AS BIGINT){% elif weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
 FROM {{ source | ident }} AS src
 {% for q in qis %}
-JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
-  ON m{{ loop.index0 }}."value" = CAST(src.{{ q.name | ident }} AS VARCHAR)
+{{ map_join("JOIN", q.map_table | ident, "m%d" % loop.index0, "src." ~ (q.name | ident), joins.get(q.name)) }}
 {% endfor %}
 {% for s in sensitives %}
-JOIN {{ s.map_table | ident }} AS sm{{ loop.index0 }}
-  ON sm{{ loop.index0 }}."value" = CAST(src.{{ s.name | ident }} AS VARCHAR)
+{{ map_join("JOIN", s.map_table | ident, "sm%d" % loop.index0, "src." ~ (s.name | ident), joins.get(s.name)) }}
 {% endfor %}
 {% if not distinct_rows %}
 GROUP BY

@@ -5,7 +5,11 @@
    inline (`suppressed_codes`: rows of integer codes, one column per quasi-identifier). The suppression
    conditions loop over the quasi-identifiers only (`loop.first` of the filtered loop), since a kept or
    sensitive column may come first in source order. With `weight` (the staged source's row-count column,
-   `release_table.sql`) that column is selected too. #}
+   `release_table.sql`) that column is selected too. `joins` (column -> how, `dialects.map_joins`): how each
+   generalized column finds its mapping row (macro `map_join`; by default its value cast to text, as the
+   printed statement does: it may run on another engine, over other column types). #}
+{% from "_macros.sql" import map_join %}
+{% set joins = joins | default({}) %}
 SELECT
 {% for col, qi, lvl in columns %}
 {% if qi is none or lvl == 0 %}
@@ -22,7 +26,7 @@ SELECT
 FROM {{ source | relation }} AS src
 {% for col, qi, lvl in columns %}
 {% if qi is not none and (lvl > 0 or suppressed or suppressed_codes) %}
-JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
+{{ map_join("JOIN", maps[qi.name] | relation, "m%d" % qi.index, "src." ~ (col | ident), joins.get(col)) }}
 {% endif %}
 {% endfor %}
 {% if suppressed or suppressed_codes %}

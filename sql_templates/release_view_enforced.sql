@@ -31,13 +31,12 @@
      several times smaller than per (class, value)), the same machinery over buckets gives D_B, and
      |D - D_B| <= 2 (w - 1) / (m - 1) ("__sqlanon_bd<j>": lb, ub); only the classes neither bound decides
      ("__sqlanon_x<j>") are counted per value and measured exactly ("__sqlanon_ox<j>").
-   - `joins`: how a quasi-identifier's rows find their mapping row. The mapping tables key base values as
-     text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what reading
-     the view costs, so a text column joins as it is ("text"), and an integer or date column (`joins[col]`
-     its type) joins on the mapping table's values cast to that type, keeping only the values that are
-     their own canonical text (CAST(TRY_CAST(value) AS VARCHAR) = value): exactly the rows the text join
-     matches, one mapping row each, with the casts on the small side.
+   - `joins`: how a quasi-identifier's rows find their mapping row (macro `map_join`). The mapping tables key
+     base values as text ("value" = CAST(source value AS VARCHAR)); casting every source row is most of what
+     reading the view costs, so a text column joins as it is, and an integer or date column on the mapping
+     table's values cast to its type (exactly the rows the text join matches).
    The policy's numbers arrive through the `int` / `num` filters (a view cannot hold bound parameters). #}
+{% from "_macros.sql" import map_join %}
 {% set K %}{% for key in keys %}{% if not loop.first %}, {% endif %}{{ key | ident }}{% endfor %}{% endset %}
 {% set CK %}{% for key in keys %}{% if not loop.first %}, {% endif %}cs.{{ key | ident }}{% endfor %}{% endset %}
 {# `a.key = b.key AND ...` over the class keys #}
@@ -138,16 +137,7 @@ WITH "__sqlanon_g" AS (
 {% if lvl > 0 %}
     CROSS JOIN (SELECT MIN({{ ('l%d' % qi.height) | ident }}) AS "top", MIN({{ ('c%d' % qi.height) | ident }}) AS "topc" FROM {{ maps[qi.name] | relation }}) AS t{{ qi.index }}
 {% endif %}
-{% set how = joins.get(col) %}
-{% if how == "text" %}
-    LEFT JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = src.{{ col | ident }}
-{% elif how %}
-    LEFT JOIN (SELECT mt.*, TRY_CAST(mt."value" AS {{ how | sqltype }}) AS "__sqlanon_tv" FROM {{ maps[qi.name] | relation }} AS mt
-               WHERE CAST(TRY_CAST(mt."value" AS {{ how | sqltype }}) AS VARCHAR) = mt."value") AS m{{ qi.index }}
-        ON m{{ qi.index }}."__sqlanon_tv" = src.{{ col | ident }}
-{% else %}
-    LEFT JOIN {{ maps[qi.name] | relation }} AS m{{ qi.index }} ON m{{ qi.index }}."value" = CAST(src.{{ col | ident }} AS VARCHAR)
-{% endif %}
+    {{ map_join("LEFT JOIN", maps[qi.name] | relation, "m%d" % qi.index, "src." ~ (col | ident), joins.get(col)) }}
 {% endif %}
 {% endfor %}
 )

@@ -35,6 +35,7 @@ import numpy as np
 
 from .engine import Backend
 from .engines.base import columns_frame
+from .engines.dialects import map_joins
 from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
@@ -242,6 +243,8 @@ class FrequencySet:
         self.sensitives: list[Sensitive] = []
         self.rows = 0
         self.staged: str | None = None     # the staged source when the release is built from it (`_keep_staged`)
+        # column -> how it joins its mapping table in the frequency set and the release table (`map_joins`)
+        self.joins: dict[str, str] = {}
         self._cells_xlogx: float | None = None
         self._bottom_rows: int | None = None
         self._counts_source: Any = None     # rollup.counts_source caches its answer here
@@ -290,6 +293,9 @@ class FrequencySet:
             if values is None or not set(values) <= set(table.values):
                 uncovered.append(qi)          # a taxonomy file may lack values of the data: checked below
             self.qis.append(qi)
+        if b.typed_map_joins:
+            self.joins = map_joins({name: columns[name] for name in [*policy.quasi_identifiers, *policy.sensitive]},
+                                   b.dialect)
         for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
         self._create_frequency_sets(staged)
@@ -396,7 +402,7 @@ class FrequencySet:
         # a grouped staged table has one row per distinct (quasi-identifiers, sensitive values) without an
         # entity key: its rows map to distinct cells, so the frequency set needs no GROUP BY of its own
         self.backend.execute("frequency_set.sql", **self._fs_context(), source=staged, weight=STAGE_WEIGHT,
-                             distinct_rows=self.backend.stage_groups and not self.entity)
+                             distinct_rows=self.backend.stage_groups and not self.entity, joins=self.joins)
         self.counts = self._local_copy() or self.backend
 
     def _fs_context(self, backend: Backend | None = None) -> dict:

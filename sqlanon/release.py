@@ -94,10 +94,11 @@ def suppressed_codes(fs: FrequencySet, result: NodeResult) -> list[tuple[int, ..
     return [tuple(int(v) for v in row) for row in codes]
 
 
-def _select_context(policy, fs, result, map_names, suppressed, source, inline_suppressed: bool = False):
+def _select_context(policy, fs, result, map_names, suppressed, source, inline_suppressed: bool = False,
+                    joins: dict[str, str] | None = None):
     return dict(columns=release_columns(policy, fs, result.levels), source=source or fs.source,
                 maps=map_names or {q.name: q.map_table for q in fs.qis}, suppressed=suppressed,
-                suppressed_codes=suppressed_codes(fs, result) if inline_suppressed else [])
+                suppressed_codes=suppressed_codes(fs, result) if inline_suppressed else [], joins=joins or {})
 
 
 class Companion:
@@ -202,7 +203,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         tmp = f"{name}__sqlanon_tmp"
         supp = fs.create_suppressed_table(result)
         # from the staged source when the preparation kept it (`FrequencySet._keep_staged`): the same rows
-        ctx = _select_context(policy, fs, result, None, supp, fs.staged)
+        ctx = _select_context(policy, fs, result, None, supp, fs.staged, joins=fs.joins)
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)

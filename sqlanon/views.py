@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .engines.dialects import map_joins
 from .errors import PolicyError
 from .models import (
     DistinctLDiversity,
@@ -147,25 +148,6 @@ def view_criteria(policy, fs) -> list:
 
 
 VIEW_TEMPLATE = "release_view_enforced.sql"
-# source column types whose values join their mapping rows on the typed value (see the template): integers
-# and dates, whose text form is canonical on every engine; the cast type the template renders
-TYPED_JOIN = {"TINYINT": "INTEGER", "SMALLINT": "INTEGER", "INTEGER": "INTEGER", "BIGINT": "BIGINT", "DATE": "DATE"}
-
-
-def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
-    """How each quasi-identifier column joins its mapping table in the view: "text" for a text column,
-    a type from `TYPED_JOIN` for an integer or date column (not on PostgreSQL, which has no TRY_CAST),
-    absent (the source value cast to text) otherwise. `types`: column -> type as `Backend.columns` names it."""
-    out = {}
-    for col, ty in types.items():
-        ty = ty.upper()
-        if ty == "VARCHAR":
-            out[col] = "text"
-        elif ty in TYPED_JOIN and dialect != "postgres":
-            out[col] = TYPED_JOIN[ty]
-    return out
-
-
 # The ordered EMD alone on an attribute is first bounded from per-class counts in this many buckets of
 # consecutive values (|error| <= 2 (w - 1) / (m - 1), w = ceil(m / buckets)) and computed exactly only for
 # the classes the bounds leave undecided (`release_view_enforced.sql`); 0 computes every class exactly

@@ -263,3 +263,50 @@ def test_sql_steps_show_the_staged_source_and_where_the_release_is_built_from(tm
     assert "ORDER BY" not in wide(spark)        # clustered where the engine does it
     assert "builds the release table from the staged source" in duck
     assert "builds the release table from the staged source" not in spark
+
+
+# A taxonomy of an INTEGER column and one of a DATE column whose files also list spellings of the same
+# values that are not their canonical text ('013', '+7', '2024-1-2'): the text join never matches those
+# rows, and a typed join must not either (each would cast to a value of the data, doubling its rows).
+TAXONOMY_CASES = [
+    # (column, its SQL type and values, taxonomy rows: value -> level-1 label)
+    ("code", "INTEGER", "[13, 7, -2, 7, 13, 13]",
+     {"13": "odd", "7": "odd", "-2": "even", "013": "decoy", "+7": "decoy"}),
+    ("day", "DATE", "[DATE '2024-01-02', DATE '2024-12-31', DATE '2024-01-02', DATE '2024-12-31']",
+     {"2024-01-02": "jan", "2024-12-31": "dec", "2024-1-2": "decoy"}),
+    ("size", "SMALLINT", "[1, 2, 2, 3]", {"1": "small", "2": "small", "3": "large", "03": "decoy"}),
+]
+
+
+@pytest.mark.parametrize("column, sql_type, values, taxonomy", TAXONOMY_CASES, ids=[c[0] for c in TAXONOMY_CASES])
+def test_typed_map_joins_match_exactly_the_text_join(column, sql_type, values, taxonomy, tmp_path, monkeypatch):
+    """On DuckDB an integer or date quasi-identifier joins its mapping table on the typed value
+    (`Backend.typed_map_joins`, macro `map_join`), keeping only mapping rows whose value is its own canonical
+    text: the bottom frequency set and the release are those of the text join, decoy spellings included."""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    rows = f"SELECT CAST(v AS {sql_type}) AS {column}, i % 2 AS flag FROM (SELECT unnest({values}) AS v, " \
+           f"generate_subscripts({values}, 1) AS i)"
+    path = tmp_path / f"{column}.csv"
+    path.write_text(f"{column},level_1,level_2\n" + "".join(f'"{v}",{lab},*\n' for v, lab in taxonomy.items()))
+    policy = load_policy({"source": {"table": "t"}, "quasi_identifiers": {column: {"hierarchy": str(path)}},
+                          "sensitive": ["flag"], "privacy": {"k": 1}, "release": {"name": "rel"}},
+                         base_dir=tmp_path)
+    got = {}
+    for typed in (True, False):
+        monkeypatch.setattr(DuckDBBackend, "typed_map_joins", typed)
+        con = duckdb.connect()
+        con.execute(f"CREATE TABLE t AS {rows}")
+        log = []
+        with Anonymization(policy, connection=con) as run:
+            run.backend.log = log
+            cells = con.execute(f'SELECT * FROM "{run.fs.fs_table}" ORDER BY ALL').fetchall()
+            run.use_node({column: 1})
+            run.materialize()
+            release = con.execute("SELECT *, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
+        assert typed == any('"__sqlanon_tv"' in sql for sql in log)       # the release's join was typed
+        got[typed] = (run.fs.joins, cells, release)
+        con.close()
+    assert got[True][0] == {column: "INTEGER" if sql_type == "SMALLINT" else sql_type, "flag": "BIGINT"}
+    assert got[False][0] == {}
+    assert got[True][1:] == got[False][1:]
+    assert sum(n for *_, n in got[True][2]) == values.count(",") + 1     # every source row once

@@ -124,6 +124,10 @@ class Backend:
     # the wide frequency set is written sorted by one attribute's codes (`FrequencySet.cluster_order`), so that
     # the blocks of a node are near each other in it (DuckDB, PostgreSQL; Spark's shuffles would lose the order)
     clusters_wide = False
+    # the bottom frequency set and the release table join each integer or date column to its mapping table on
+    # the typed value (`dialects.map_joins`, macro `map_join`) instead of casting every source value to text
+    # (DuckDB: the engine measured; the printed scripts keep the text join, for any engine's column types)
+    typed_map_joins = False
 
     def code_type(self, largest: int) -> str | None:
         """The column type for integer codes up to `largest` in the frequency sets, or None to keep the

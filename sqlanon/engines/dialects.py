@@ -103,3 +103,29 @@ def transpile(sql: str, dialect: str) -> list[str]:
     if dialect == TEMPLATE_DIALECT:
         return [sql]
     return adapt(templates.parse(sql), dialect)
+
+
+# source column types whose values join their mapping rows on the typed value (macro `map_join` in
+# _macros.sql): integers and dates, whose text form is canonical on every engine; the cast type rendered
+TYPED_JOIN = {"TINYINT": "INTEGER", "SMALLINT": "INTEGER", "INTEGER": "INTEGER", "BIGINT": "BIGINT", "DATE": "DATE"}
+
+
+def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
+    """How each column joins its mapping table (macro `map_join`: the self-enforcing view, and on DuckDB the
+    bottom frequency set and the release table, `Backend.typed_map_joins`): "text" for a text column, a
+    type from `TYPED_JOIN` for an integer or date column (not on PostgreSQL, which has no TRY_CAST),
+    absent (the source value cast to text) otherwise. `types`: column -> type as `Backend.columns` names it.
+
+    >>> map_joins({"zip": "VARCHAR", "age": "integer", "day": "DATE", "pay": "DOUBLE"}, "duckdb")
+    {'zip': 'text', 'age': 'INTEGER', 'day': 'DATE'}
+    >>> map_joins({"age": "INTEGER"}, "postgres")
+    {}
+    """
+    out = {}
+    for col, ty in types.items():
+        ty = ty.upper()
+        if ty == "VARCHAR":
+            out[col] = "text"
+        elif ty in TYPED_JOIN and dialect != "postgres":
+            out[col] = TYPED_JOIN[ty]
+    return out

@@ -31,6 +31,7 @@ class DuckDBBackend(Backend):
     samples_rows = True
     materializes_ctes = True
     clusters_wide = True
+    typed_map_joins = True
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):
