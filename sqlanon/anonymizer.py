@@ -390,6 +390,10 @@ class Anonymization:
                                 {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
 
     def _achieved_in_chunks(self, result: NodeResult, keep: np.ndarray, names: list[str]) -> dict:
+        domains = {s.name: s.domain for s in self.fs.sensitives}
+        if len(names) == 1:
+            return achieved_profile_in_chunks(result.counts.sizes[keep], self._streamed_chunks(result, keep, names[0]),
+                                              domains, self.criteria)
         sparse = dict(zip(names, self.fs.node_sparse_counts(result.levels, names)))
         _same_blocks(sparse[names[0]].block_codes, result)
         sizes = sparse[names[0]].sizes()
@@ -402,8 +406,23 @@ class Anonymization:
                 if kept.any():
                     yield sizes[lo:hi][kept], {n: sc.dense(lo, hi)[kept] for n, sc in sparse.items()}
 
-        return achieved_profile_in_chunks(sizes[keep], chunks(), {s.name: s.domain for s in self.fs.sensitives},
-                                          self.criteria)
+        return achieved_profile_in_chunks(sizes[keep], chunks(), domains, self.criteria)
+
+    def _streamed_chunks(self, result: NodeResult, keep: np.ndarray, name: str):
+        """(sizes, {name: dense counts}) of the kept blocks, a bounded number at a time, from the node's counts
+        as the engine streams them (`FrequencySet.sparse_count_chunks`): one sensitive attribute's counts are
+        never all in the process at once. Each chunk's blocks must be the node result's, in its order."""
+        done = 0
+        for codes, dense in self.fs.sparse_count_chunks(result.levels, name, ACHIEVED_DENSE_CELLS):
+            lo, hi = done, done + len(codes)
+            if not np.array_equal(codes, result.counts.block_codes[lo:hi]):
+                raise RuntimeError("node queries returned blocks in different orders")  # a bug, not user error
+            done = hi
+            kept = keep[lo:hi]
+            if kept.any():
+                yield dense.sum(axis=1)[kept], {name: dense[kept]}
+        if done != len(keep):
+            raise RuntimeError("node queries returned blocks in different orders")
 
     def manifest(self) -> dict:
         """The release manifest: once released, exactly the JSON of its catalog row (sqlanon_releases),

@@ -26,8 +26,9 @@ spliced into a generated column name; user names appear only as quoted identifie
 """
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -560,6 +561,50 @@ class FrequencySet:
             if not np.array_equal(other.block_codes, parts[0].block_codes):
                 raise RuntimeError("sparse counts returned different blocks")   # a bug, not user error
         return parts
+
+    def sparse_count_chunks(self, levels: dict[str, int], sensitive: str,
+                            max_cells: int = 1 << 22) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """One node's counts of one sensitive attribute, a bounded number of blocks at a time: (their codes,
+        their dense (b, m) counts, at most about `max_cells` cells), every block once, in code order (as
+        `node_sparse_counts`). The (block, value) rows come from the engine in batches
+        (`Backend.fetchnumpy_union_batches`; DuckDB streams them), so at no time does the process hold
+        them all: at 100 M rows of Lands End, the chosen node's 41.3 M rows. A block whose rows straddle
+        two batches is carried into the next. Where the codes and the value do not fit one packed key,
+        the whole sparse table is fetched (`node_sparse_counts`) and cut up."""
+        sens = self._sens(sensitive)
+        m = sens.domain.size
+        radix = [self.radix(a, lvl) for a, lvl in levels.items()]
+        if float(np.prod(radix, dtype=np.float64)) * m >= PACKED_KEY_LIMIT:
+            whole = self._sparse([levels], sens)[0]
+            for lo, hi, dense in whole.chunks(max_cells):
+                yield whole.block_codes[lo:hi], dense
+            return
+        branch = dict(g=0, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
+                      width=len(levels), sens_col=sens.col, entity=self.entity, radix=radix + [m])
+        carry_key = np.zeros(0, dtype=np.int64)
+        carry_n = np.zeros(0, dtype=np.int64)
+        batches = self.counts.fetchnumpy_union_batches("node_sparse_branch.sql", [branch], ["g", "key"],
+                                                       rows=max(max_cells // 4, 1))
+        for batch in itertools.chain(batches, [None]):
+            if batch is None:           # the end: the carried block is whole
+                key, n = carry_key, carry_n
+            else:
+                key = np.concatenate([carry_key, np.asarray(batch["key"], dtype=np.int64)])
+                n = np.concatenate([carry_n, np.asarray(batch["n"], dtype=np.int64)])
+            if not len(key):
+                continue
+            block, v = np.divmod(key, m)
+            starts = _runs(block[:, None])
+            if batch is not None:       # the last block may go on in the next batch: carried
+                last = starts[-2]
+                carry_key, carry_n = key[last:], n[last:]
+                starts = starts[:-1]
+                if len(starts) < 2:
+                    continue
+            end = starts[-1]
+            whole = SparseCounts(_unpack(block[starts[:-1]], radix), starts, v[:end], n[:end], m)
+            for lo, hi, dense in whole.chunks(max_cells):
+                yield whole.block_codes[lo:hi], dense
 
     def _node_counts_from_sparse(self, levels: dict[str, int], sensitive: Sequence[str]) -> NodeCounts:
         """`node_counts` assembled from `node_sparse_counts`: a pivot of many values is one CASE per value

@@ -198,6 +198,35 @@ def test_sparse_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed)
         assert ('"key"' in log[0]) == packed
 
 
+# (engine batching, max_cells): DuckDB streams its batches, the base class slices one fetched result; 1 and 8
+# cells give batches of a row or two, so that nearly every block straddles two of them
+STREAMED_CASES = [("duckdb", 1), ("duckdb", 8), ("duckdb", 1 << 22), ("base", 8), ("base", 1 << 22)]
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
+@pytest.mark.parametrize("engine, max_cells", STREAMED_CASES, ids=[f"{e}, {c} cells" for e, c in STREAMED_CASES])
+def test_streamed_sparse_count_chunks_equal_the_dense_counts(monkeypatch, packed, engine, max_cells):
+    """`sparse_count_chunks` (the manifest's privacy profile of a node of millions of blocks): on every fifth
+    Adult node, its chunks put together are the node's blocks in code order with their dense counts, each
+    chunk at most `max_cells` cells (or one block), whether the rows come streamed in batches of a row or
+    two (blocks carried across batches), sliced from one result, or (no packed key) fetched whole."""
+    from sqlanon.engines.base import Backend
+    from sqlanon.engines.duckdb import DuckDBBackend
+    if not packed:
+        monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
+    if engine == "base":
+        monkeypatch.setattr(DuckDBBackend, "fetchnumpy_union_batches", Backend.fetchnumpy_union_batches)
+    with Anonymization(adult_policy(4, {"k": 2}), db=":memory:") as run:
+        m = run.fs.sensitives[0].domain.size
+        for levels in _every_node(run)[::5]:
+            dense = run.fs.node_counts(levels, sensitive=["occupation"])
+            chunks = list(run.fs.sparse_count_chunks(levels, "occupation", max_cells))
+            assert all(len(c) == 1 or c.size <= max_cells for _, c in chunks)
+            np.testing.assert_array_equal(np.vstack([codes for codes, _ in chunks]), dense.block_codes)
+            np.testing.assert_array_equal(np.vstack([c for _, c in chunks]).reshape(-1, m),
+                                          dense.sensitive["occupation"])
+
+
 @pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
 @pytest.mark.parametrize("entity_key, distinct", [(None, []), (None, ["occupation"]),
                                                   ("education_num", ["occupation"])],

@@ -230,6 +230,9 @@ CHUNKED_PROFILES = [
      ["occupation", "salary"]),
     ({"k": 2, "beta_likeness": {"beta": 5, "variant": "enhanced"}, "delta_disclosure": {"delta": 4},
       "t_closeness": {"t": 0.5, "distance": "ordered"}}, ["education_num"]),
+    # one sensitive attribute: its counts streamed from the engine (`FrequencySet.sparse_count_chunks`)
+    ({"k": 3, "l_diversity": {"variant": "entropy", "l": 2}, "t_closeness": {"t": 0.4, "distance": "equal"},
+      "records_at_risk": {"threshold": 0.2, "max_fraction": 0.5}, "max_suppression": 0.05}, ["occupation"]),
 ]
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,13 @@ def source_select(query: str, dialect: str) -> str:
         raise PolicyError("source.query", "must be one SELECT statement (a query that returns the rows to anonymize)")
     return statements[0].sql(templates.TEMPLATE_DIALECT)
 
+
+
+def union_sql(template: str, branches: list[dict], order: list[str] | None) -> str:
+    """One UNION ALL statement of `template` rendered per branch (`fetchnumpy_union`), in the templates'
+    dialect: each branch checked by sqlglot on its own, the union only putting checked SELECTs together."""
+    selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
+    return templates.render("union_all.sql", selects=selects, order=order or [])
 
 class Backend:
     """One connection to one engine, plus the templates. `statements` and `seconds` count the statements run
@@ -200,12 +208,21 @@ class Backend:
         checked SELECTs together, which cannot make an invalid statement. Other dialects then transpile
         the whole statement once. With `order` (result column names) the rows come back sorted by them.
         """
-        selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
-        sql = templates.render("union_all.sql", selects=selects, order=order or [])
         out: dict[str, np.ndarray] = {}
-        for statement in dialects.transpile(sql, self.dialect):
+        for statement in dialects.transpile(union_sql(template, branches, order), self.dialect):
             out = self._timed(statement, None, "numpy", template)
         return out
+
+    def fetchnumpy_union_batches(self, template: str, branches: list[dict], order: list[str],
+                                 rows: int) -> Iterator[dict[str, np.ndarray]]:
+        """`fetchnumpy_union`'s result in consecutive batches of about `rows` rows, for a caller that
+        needs only one batch at a time. Here the whole result is fetched, then sliced; DuckDB streams it
+        (`DuckDBBackend.fetchnumpy_union_batches`), so the process never holds more than a batch. Nothing
+        else may run on the connection until the last batch has been read."""
+        data = self.fetchnumpy_union(template, branches, order)
+        n = len(next(iter(data.values()))) if data else 0
+        for lo in range(0, n, rows):
+            yield {k: v[lo:lo + rows] for k, v in data.items()}
 
     # -- engine-specific ----------------------------------------------------------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -9,9 +10,11 @@ import numpy as np
 
 from .. import templates
 from ..errors import DataError, PolicyError
-from .base import SOURCE_VIEW, Backend, name_parts, source_select
+from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 
 MEMORY = ":memory:"
+# rows per DuckDB vector: `fetch_df_chunk` counts the rows it returns in vectors
+VECTOR_ROWS = 2048
 
 
 def _widened(columns: dict) -> dict:
@@ -92,6 +95,29 @@ class DuckDBBackend(Backend):
         except duckdb.Error as e:
             raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
         return rows if want == "rows" else None
+
+    def fetchnumpy_union_batches(self, template: str, branches: list[dict], order: list[str],
+                                 rows: int) -> Iterator[dict[str, np.ndarray]]:
+        """Streamed: DuckDB holds the (sorted) result, and each batch is fetched only when asked for (at
+        100 M rows of Lands End the chosen node's counts are 41.3 M rows)."""
+        sql = union_sql(template, branches, order)
+        if self.log is not None:
+            self.log.append(sql)
+        t = time.perf_counter()
+        try:
+            cur = self.con.execute(sql)
+            self.statements += 1
+            while True:
+                frame = cur.fetch_df_chunk(max(1, rows // VECTOR_ROWS))
+                if not len(frame):
+                    break
+                yield _widened({c: frame[c].to_numpy() for c in frame.columns})
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+        except duckdb.Error as e:
+            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+        finally:
+            self.seconds += time.perf_counter() - t
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
