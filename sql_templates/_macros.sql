@@ -51,14 +51,16 @@
 
 {# How a source column finds its row of a mapping table (`map`: its relation, already quoted; "value" holds
    each base value as text), joined as `alias`; `column` is the source column's SQL. `how`
-   (`dialects.map_joins`): "text" for a text column, joined as it is; an integer or date type, joined on
-   the mapping table's values cast to that type, NULL (matching nothing) for a value that is not its own
-   canonical text (CAST(TRY_CAST(value) AS VARCHAR) = value): exactly the rows the text join matches, one
-   mapping row each, with the casts on the small side. A CASE, not a WHERE: DuckDB estimates a filtered
-   mapping table at about one row and then builds its hash tables on the source's side of later joins
-   (out of memory at 100 M rows); otherwise (none) the source value cast to text, which costs a
-   cast per source row (at 100 M rows of Lands End about 2 s per integer or date column, against 0.2 s
-   typed: benchmarks/RESULTS-rows.md). #}
+   (`dialects.map_joins`):
+   - "text", a text column: joined as it is;
+   - an integer or date type: joined on the mapping table's values cast to that type, NULL (matching
+     nothing) for a value that is not its own canonical text (CAST(TRY_CAST(value) AS VARCHAR) = value):
+     exactly the rows the text join matches, one mapping row each, with the casts on the small side;
+   - none: the source value cast to text, a cast per source row (at 100 M rows of Lands End about 2 s per
+     integer or date column, against 0.2 s typed: benchmarks/RESULTS-rows.md).
+   The typed form drops its non-canonical values by a CASE, not a WHERE: DuckDB estimates a filtered
+   mapping table at about one row, then builds its hash tables on the source's side of the later joins
+   (out of memory at 100 M rows). #}
 {% macro map_join(join, map, alias, column, how) -%}
 {% if how == "text" -%}
 {{ join }} {{ map }} AS {{ alias }} ON {{ alias }}."value" = {{ column }}

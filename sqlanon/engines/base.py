@@ -99,12 +99,12 @@ def source_select(query: str, dialect: str) -> str:
     return statements[0].sql(templates.TEMPLATE_DIALECT)
 
 
-
 def union_sql(template: str, branches: list[dict], order: list[str] | None) -> str:
     """One UNION ALL statement of `template` rendered per branch (`fetchnumpy_union`), in the templates'
     dialect: each branch checked by sqlglot on its own, the union only putting checked SELECTs together."""
     selects = [templates.render_for(template, templates.TEMPLATE_DIALECT, **ctx) for ctx in branches]
     return templates.render("union_all.sql", selects=selects, order=order or [])
+
 
 class Backend:
     """One connection to one engine, plus the templates. `statements` and `seconds` count the statements run
