@@ -579,8 +579,7 @@ class FrequencySet:
             for lo, hi, dense in whole.chunks(max_cells):
                 yield whole.block_codes[lo:hi], dense
             return
-        branch = dict(g=0, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                      width=len(levels), sens_col=sens.col, entity=self.entity, radix=radix + [m])
+        branch = self._sparse_branch(0, levels, sens, len(levels), radix + [m])
         carry_key = np.zeros(0, dtype=np.int64)
         carry_n = np.zeros(0, dtype=np.int64)
         batches = self.counts.fetchnumpy_union_batches("node_sparse_branch.sql", [branch], ["g", "key"],
@@ -788,9 +787,7 @@ class FrequencySet:
         packed = all(float(np.prod(r, dtype=np.float64)) * m < PACKED_KEY_LIMIT for r in radices)
         width = max(len(levels) for levels in nodes)
         keys = ["key"] if packed else [f"k{i}" for i in range(width)]
-        branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         width=width, sens_col=sens.col if sens else None, entity=self.entity,
-                         radix=(radices[i] + [m]) if packed else None)
+        branches = [self._sparse_branch(i, levels, sens, width, (radices[i] + [m]) if packed else None)
                     for i, levels in enumerate(nodes)]
         data = self.counts.fetchnumpy_union("node_sparse_branch.sql", branches,
                                              order=["g", *keys] + (["v"] if sens and not packed else []))
@@ -816,6 +813,12 @@ class FrequencySet:
                 codes = k[starts[:-1]]
             out.append(SparseCounts(codes, starts, v[lo:hi], n[lo:hi], m))
         return out
+
+    def _sparse_branch(self, g: int, levels: dict[str, int], sens: Sensitive | None, width: int,
+                       radix: list[int] | None) -> dict:
+        """The context of `node_sparse_branch.sql` for one node at position `g` of its batch."""
+        return dict(g=g, table=self.wide_table, block_cols=[self.qi(a).col(lvl) for a, lvl in levels.items()],
+                    width=width, sens_col=sens.col if sens else None, entity=self.entity, radix=radix)
 
     def _sens(self, name: str) -> Sensitive:
         for s in self.sensitives:

@@ -1,6 +1,7 @@
 """DuckDB: the embedded default engine. Templates are written in its dialect and run as written."""
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,18 @@ from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 MEMORY = ":memory:"
 # rows per DuckDB vector: `fetch_df_chunk` counts the rows it returns in vectors
 VECTOR_ROWS = 2048
+
+
+@contextlib.contextmanager
+def _refused(template: str):
+    """DuckDB's errors while running or fetching `template`'s statement, as sqlanon's: Ctrl-C during a
+    query is an interrupt, not bad input; a refused query is one DataError line naming the template."""
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except duckdb.Error as e:
+        raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
 
 
 def _widened(columns: dict) -> dict:
@@ -60,12 +73,8 @@ class DuckDBBackend(Backend):
         if self.log is not None:
             self.log.append(sql)
         t = time.perf_counter()
-        try:
+        with _refused(template):
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None     # Ctrl-C during a query: an interrupt, not bad input
-        except duckdb.Error as e:
-            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
         self.statements += 1
         self.seconds += time.perf_counter() - t
         return cur
@@ -85,15 +94,11 @@ class DuckDBBackend(Backend):
         return _widened(self._cursor(template, params, context).fetchnumpy())
 
     def _run_sql(self, sql: str, params, want: str | None, template: str):
-        try:
+        with _refused(template):
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
             if want == "numpy":
                 return _widened(cur.fetchnumpy())
             rows = cur.fetchall()
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None
-        except duckdb.Error as e:
-            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
         return rows if want == "rows" else None
 
     def fetchnumpy_union_batches(self, template: str, branches: list[dict], order: list[str],
@@ -104,20 +109,18 @@ class DuckDBBackend(Backend):
         if self.log is not None:
             self.log.append(sql)
         t = time.perf_counter()
-        try:
+        with _refused(template):
             cur = self.con.execute(sql)
-            self.statements += 1
-            while True:
+        self.statements += 1
+        self.seconds += time.perf_counter() - t
+        while True:             # the time between batches is the caller's, not the query's
+            t = time.perf_counter()
+            with _refused(template):
                 frame = cur.fetch_df_chunk(max(1, rows // VECTOR_ROWS))
-                if not len(frame):
-                    break
-                yield _widened({c: frame[c].to_numpy() for c in frame.columns})
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None
-        except duckdb.Error as e:
-            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
-        finally:
             self.seconds += time.perf_counter() - t
+            if not len(frame):
+                return
+            yield _widened({c: frame[c].to_numpy() for c in frame.columns})
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
