@@ -157,6 +157,7 @@ class NodeChecker:
         self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
         self.witnessed = 0      # nodes proven failing by a witness check (`satisfied_many`)
+        self.presumed = 0       # nodes presumed to satisfy without their sensitive counts (`satisfied_many`)
         # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
         self.stats: dict[tuple[int, ...], NodeStats] = StatsByBlocks([q.hierarchy.same_blocks() for q in fs.qis])
@@ -173,19 +174,33 @@ class NodeChecker:
         if key is not None:
             self.stats[key] = NodeStats.of(sizes, ok, satisfied)
 
-    def _record_key(self, levels: dict[str, int]) -> tuple[int, ...] | None:
-        """The full node whose stats these levels' results give, when they are to be recorded (not yet known
-        with a verdict), else None."""
-        # a projection (fewer attributes) is recorded as the full node it equals: the search infers that node
-        # from it, and the optimum search then reads its sizes here instead of querying it again; not with
-        # population models, which read the levels themselves
+    def _full_node(self, levels: dict[str, int]) -> tuple[int, ...] | None:
+        """The full node with these levels' blocks, or None: a projection (fewer attributes) equals the full
+        node with every other attribute at its top level when each such top is one root value; not with
+        population models, which read the levels themselves."""
         projection = len(levels) != len(self._qi_names)
         if projection and (self.population_criteria
                            or not all(n in levels or n in self._root_tops for n in self._qi_names)):
             return None
-        key = tuple(levels[n] if n in levels else self._root_tops[n] for n in self._qi_names)
+        return tuple(levels[n] if n in levels else self._root_tops[n] for n in self._qi_names)
+
+    def _record_key(self, levels: dict[str, int]) -> tuple[int, ...] | None:
+        """The full node whose stats these levels' results give, when they are to be recorded (not yet known
+        with a verdict), else None."""
+        # a projection is recorded as the full node it equals: the search infers that node from it, and the
+        # optimum search then reads its sizes here instead of querying it again
+        key = self._full_node(levels)
+        if key is None:
+            return None
         known = self.stats.get(key)
         return key if known is None or known.satisfied is None else None
+
+    def _sizes_pass(self, levels: dict[str, int], min_size: int) -> bool:
+        """Are these levels' class sizes known, from an earlier query of them or of a node with the same
+        blocks, to be at least `min_size` each?"""
+        key = self._full_node(levels)
+        known = self.stats.get(key) if key is not None else None
+        return known is not None and known.classes > 0 and known.min_size >= min_size
 
     @property
     def prunable(self) -> bool:
@@ -261,7 +276,7 @@ class NodeChecker:
         return self._judge_sparse_many([levels])[0]
 
     def satisfied_many(self, nodes: list[dict[str, int]], batch: int = 48, bounds_hold: bool = False,
-                       witness: bool = False) -> list[bool]:
+                       witness: bool = False, presume: bool = False) -> list[bool]:
         """Do these nodes satisfy the policy? Evaluated `batch` nodes per statement.
 
         0. With `witness` (a search that needs no stats of the nodes that fail), where the nodes are judged
@@ -275,8 +290,17 @@ class NodeChecker:
            the size bound (`min_block_size`) is a necessary condition: a node whose too-small blocks hold
            more rows than the suppression budget fails here. Skipped with `bounds_hold` (the search already
            checked the bounds).
+           Where the database judges the nodes, a node whose class sizes are known to pass (queried
+           before, for it or a node of the same blocks) and a node of few possible blocks
+           (`SIZE_PASS_SKIP_RATIO`) skip this pass: the verdict query tests the sizes too.
         2. The survivors' sensitive counts, fetched sparse (block, value, count) and judged in chunks,
            as many nodes per statement as fit a row budget.
+
+        With `presume` (the first pass of `sqlanon.search`'s two-pass search, where the database judges the
+        nodes), a node of two or more attributes that no witness and no size bound proves failing is
+        returned True without step 2: presumed to satisfy, a verdict the second pass checks wherever it
+        matters (`presumes` says when this applies). A node of one attribute is judged in full: it has few
+        blocks, and its failing prunes every node with its level.
         """
         if self.has_multi_attribute or self.population_criteria:   # need block codes: one node at a time
             return [bool(self.evaluate(levels).satisfied) for levels in nodes]
@@ -303,13 +327,22 @@ class NodeChecker:
             min_size = 1
         # no model needs sensitive counts (k with table-level risk models): the block sizes decide the node
         sizes_decide = not self.needed and not exact
+        presuming = presume and self.presumes
+
+        def presumed(idx: int) -> bool:
+            if presuming and len(nodes[idx]) > 1:
+                out[idx] = True
+                self.presumed += 1
+                return True
+            return False
+
         if exact or sizes_decide or min_size > 1 or min_distinct:
             survivors, sized = [], todo
             if self.verdicts_in_database and not (exact or sizes_decide):
                 few = self.fs.rows // (SIZE_PASS_SKIP_RATIO * min_size)
-                at_most = {i: self._blocks_at_most(nodes[i]) for i in todo}
-                survivors = [i for i in todo if at_most[i] <= few]
-                sized = [i for i in todo if at_most[i] > few]
+                skip = [self._blocks_at_most(nodes[i]) <= few or self._sizes_pass(nodes[i], min_size) for i in todo]
+                survivors = [i for i, s in zip(todo, skip) if s]
+                sized = [i for i, s in zip(todo, skip) if not s]
             for i in range(0, len(sized), batch):
                 chunk = sized[i:i + batch]
                 for idx, counts in zip(chunk, counts_source(self.fs).batch_counts([nodes[j] for j in chunk],
@@ -326,9 +359,13 @@ class NodeChecker:
                         else:
                             self._record(nodes[idx], counts.sizes, None, None)
                         out[idx] = fits
+                    elif presuming and len(nodes[idx]) > 1:
+                        self._record(nodes[idx], counts.sizes, None, None)     # its sizes, for the second pass
+                        presumed(idx)
                     else:
                         survivors.append(idx)
             todo = sorted(survivors)
+        todo = [i for i in todo if not presumed(i)]
         if not todo:
             return _all_decided(out)
         # a node's sparse counts, and the groups of its verdict query, have at most as many rows as the wide
@@ -343,6 +380,15 @@ class NodeChecker:
             for idx, ok in zip(chunk, judge([nodes[j] for j in chunk])):
                 out[idx] = ok
         return _all_decided(out)
+
+    @property
+    def presumes(self) -> bool:
+        """Does `satisfied_many(presume=True)` presume nodes (`sqlanon.search`'s two-pass search)? Where the
+        database judges the nodes on their sensitive counts (`verdicts_in_database`) and the size and
+        distinct-value bounds do not decide them alone: there a satisfying node's verdict is an aggregation of
+        the whole frequency set into (block, value) groups, which Incognito pays for every satisfying node of a
+        smaller subset of the attributes, though such a node only matters to it by failing."""
+        return self.verdicts_in_database and not self.decided_by_bounds and bool(self.needed)
 
     def _blocks_at_most(self, levels: dict[str, int]) -> int:
         """The most blocks the node can have: the product of its levels' label counts in the hierarchies."""
@@ -474,11 +520,13 @@ class NodeChecker:
         failing[inverse[len(counts.block_codes):][~refined_ok]] = True
         return ~failing[inverse[:len(counts.block_codes)]]
 
-    def check(self, names: tuple[str, ...], bounds_hold: bool = False, witness: bool = False):
+    def check(self, names: tuple[str, ...], bounds_hold: bool = False, witness: bool = False,
+              presume: bool = False):
         """A `lattice.Check`: for [(attribute indices into `names`, node)], does each satisfy?
         `bounds_hold`: the nodes are known to pass `monotone_part` (skip the bounds pass); `witness`: the
-        search reads no stats of failing nodes, so witness checks may prove them failing (`satisfied_many`)."""
+        search reads no stats of failing nodes, so witness checks may prove them failing; `presume`: nodes
+        no cheap test proves failing may be presumed to satisfy (`satisfied_many`)."""
         def check(items) -> list[bool]:
             return self.satisfied_many([{names[i]: lvl for i, lvl in zip(subset, node)} for subset, node in items],
-                                       bounds_hold=bounds_hold, witness=witness)
+                                       bounds_hold=bounds_hold, witness=witness, presume=presume)
         return check

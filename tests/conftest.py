@@ -49,6 +49,7 @@ SLOW = {
     "tests/test_datasets.py::test_landsend_schema",  # 12.6 s
     "tests/test_datasets.py::test_rebuild_from_raw_gives_the_committed_parquet",  # 5.1 s
     "tests/test_entity.py::test_search_with_entity_key_matches_brute_force_and_a_pandas_reference",  # 6.8 s
+    "tests/test_search.py::test_presuming_search_equals_brute_force",  # 8.8 s, one case 2.1 s
     "tests/test_hierarchy_authoring.py::test_edge_table_levels_are_each_leafs_path_to_the_root",  # 4.1 s
     "tests/test_marginals.py::test_adding_a_marginal_never_raises_kl",  # 5.2 s
     "tests/test_marginals.py::test_closed_form_equals_ipf_on_decomposable_collections",  # 5.9 s

@@ -223,8 +223,8 @@ def test_same_blocks_through_the_engine(privacy, seed, rollup, monkeypatch):
     assert asked
     same, one = run.lattice.same_blocks, run.lattice.one_block
     # no node another one decides, in Incognito and in the full predicate's pass (search.py), which judges
-    # every attribute (there an attribute of one label is as good as any: no node over fewer was judged)
-    full_pass = not run.checker.prunable
+    # every attribute (there an attribute of one label is as good as any: no node over fewer was judged in full)
+    full_pass = not run.checker.prunable or run.checker.presumes
     for levels in asked:
         where = [(run.lattice.names.index(name), level) for name, level in levels.items()]
         assert all(same[a][level] == level for a, level in where), levels
@@ -274,3 +274,40 @@ def test_stats_by_blocks_keys_nodes_by_their_lowest_levels_of_the_same_blocks():
     assert stats[(2, 0)] is one and (2, 0) in stats and stats.get((2, 1)) is one
     assert (1, 0) not in stats and stats.get((1, 1)) is None
     assert stats.setdefault((2, 0), NodeStats(0, 0, 0)) is one and list(stats) == [(2, 0)]
+
+
+
+# (models, sensitive attribute, whether the first pass presumes some failing node): each judged in the database
+# on one attribute's counts, none decided by the size and distinct-value bounds alone, so the search runs in
+# two passes (`NodeChecker.presumes`)
+PRESUMING_CASES = [
+    ({"l_diversity": {"variant": "entropy", "l": 3}}, "occupation", True),
+    ({"k": 5, "l_diversity": {"variant": "entropy", "l": 2.5}}, "occupation", True),
+    ({"k": 3, "l_diversity": {"variant": "entropy", "l": 2}}, "relationship", True),
+    ({"k": 4, "l_diversity": {"variant": "entropy", "l": 2}}, "workclass", False),
+]
+
+
+@pytest.mark.parametrize("ratio", [1, 10 ** 9], ids=["few blocks presumed without a query", "every node sized"])
+@pytest.mark.parametrize("privacy, sensitive, presumes_failing", PRESUMING_CASES, ids=lambda v: str(v))
+def test_presuming_search_equals_brute_force(monkeypatch, privacy, sensitive, presumes_failing, ratio):
+    """The two-pass search (a node of several attributes presumed to satisfy when no witness or class size proves
+    it failing, then the full predicate on the candidates in height order) finds brute force's minimal and
+    satisfying nodes on Adult's first five quasi-identifiers, judged in the database, whether the nodes of few
+    blocks are presumed without a query (`SIZE_PASS_SKIP_RATIO` 1) or every one is sized first. Where the first
+    pass presumes nodes that fail (its candidates outnumber the satisfying nodes), the second removes them."""
+    from sqlanon import checker as checker_module
+    monkeypatch.setattr(checker_module, "SIZE_PASS_SKIP_RATIO", ratio)
+    policy = adult_policy(5, privacy)
+    policy["sensitive"] = [sensitive]
+    run = Anonymization(policy, db=":memory:")
+    run.fs.rollup = False
+    assert run.checker.prunable and run.checker.presumes
+    found = run.search("incognito")
+    reference = Anonymization(policy, db=":memory:").search("brute_force")
+    assert found.minimal == reference.minimal and found.minimal
+    assert found.satisfying == reference.satisfying
+    assert run.checker.presumed > 0
+    candidates = found.per_level[-1]["candidates"]
+    assert (candidates > len(reference.satisfying)) == presumes_failing
+    assert candidates >= len(reference.satisfying)
