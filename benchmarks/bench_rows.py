@@ -104,7 +104,8 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
         t = time.perf_counter()
         result = run.search()
         out.update(evaluated=result.evaluated, nodes=run.lattice.size, minimal=len(result.minimal),
-                   witnessed=getattr(run.checker, "witnessed", None), per_level=result.per_level)  # None: older code
+                   witnessed=getattr(run.checker, "witnessed", None),   # None: older code
+                   presumed=getattr(run.checker, "presumed", None), per_level=result.per_level)
         report("search_s", time.perf_counter() - t)
     if last not in ("prepare", "search"):
         t = time.perf_counter()
@@ -259,7 +260,8 @@ def render(rows: list[dict], args) -> list[str]:
              "entropy 6-diversity, no suppression; every minimal node, the chosen node (discernibility) and the "
              "release as a table in a new DuckDB file. Each run a fresh process; peak memory = the process tree's "
              "resident memory sampled every 50 ms; spilled = the largest total of DuckDB's temporary files.", "",
-             "| version | rows | prepare s | search s | choose s | release s | total s | nodes evaluated (by witness) "
+             "| version | rows | prepare s | search s | choose s | release s | total s | nodes evaluated (by witness; "
+             "presumed) "
              "| minimal | chosen | peak memory MB | spilled MB | load before/after |",
              "| - | - | - | - | - | - | - | - | - | - | - | - | - |"]
 
@@ -277,7 +279,7 @@ def render(rows: list[dict], args) -> list[str]:
         chosen = ", ".join(f"{k}={v}" for k, v in r["chosen"].items()) if "chosen" in r else "-"
         lines.append(f"| {r.get('version', 'this')} | {r['size']:,} | {f(r, 'prepare_s')} | {f(r, 'search_s')} | "
                      f"{f(r, 'choose_s')} | {f(r, 'release_s')} | {total} | {r.get('evaluated', '-')} / "
-                     f"{r.get('nodes', '-')} ({r.get('witnessed', '-')}) | "
+                     f"{r.get('nodes', '-')} ({r.get('witnessed', '-')}; {r.get('presumed', '-')}) | "
                      f"{r.get('minimal', '-')} | {chosen} | {r['tree_peak_rss_mb']:,.0f} | "
                      f"{r.get('spilled_mb', 0):,.0f} | {r['load_before']:.1f} / {r['load']:.1f} |")
     return lines

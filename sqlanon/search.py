@@ -18,7 +18,8 @@
   monotonicity). Incognito alone pays a (block, value) aggregation of the whole frequency set for every
   satisfying node of every subset of the attributes; this pays it for the minimal nodes and for the
   presumed nodes that fail. Lands End at 100 M rows: 42 satisfying nodes of smaller subsets took about
-  60 s of Incognito's 260 s (benchmarks/RESULTS-rows.md).
+  60 s of Incognito's 260 s (in-process), and the search went from 294.2 s to 256.2 s (paired;
+  benchmarks/RESULTS-rows.md).
 - `mode="brute_force"` evaluates every node (the tests' reference).
 """
 from __future__ import annotations
