@@ -31,8 +31,11 @@ SPARSE_ROWS_PER_STATEMENT = 2_000_000
 # GROUP BYs hold at most that many groups: this bounds the statement's memory as the above bounds the transfer)
 VERDICT_ROWS_PER_STATEMENT = 20_000_000
 # witness checks (`satisfied_many`): for nodes whose sample of 4,096 cells has at most this many collisions
-# (about a million blocks or more: 4096**2 / (2 * 8)), this many nodes per statement (each a filtered scan)
-WITNESS_COLLISIONS = 8
+# (about 260,000 blocks or more if alike in size: 4096**2 / (2 * 32)), this many nodes per statement (each a
+# filtered scan). A check costs about 0.7 s at 100 M rows of Lands End, a class-size pass 1 to 4.7 s; of the
+# 55 nodes the search sized there, the check proved failing 6 of the 10 with at most 32 collisions, 14 of
+# all 55 (ad hoc, benchmarks/RESULTS-rows.md)
+WITNESS_COLLISIONS = 32
 WITNESS_BATCH = 8
 # where the database judges the nodes (`verdicts_in_database`), a node whose hierarchies allow so few blocks
 # that they would average at least this many times the smallest allowed block is judged at once, without
