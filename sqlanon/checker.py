@@ -362,9 +362,8 @@ class NodeChecker:
                         else:
                             self._record(nodes[idx], counts.sizes, None, None)
                         out[idx] = fits
-                    elif presuming and len(nodes[idx]) > 1:
+                    elif presumed(idx):
                         self._record(nodes[idx], counts.sizes, None, None)     # its sizes, for the second pass
-                        presumed(idx)
                     else:
                         survivors.append(idx)
             todo = sorted(survivors)
