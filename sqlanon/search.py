@@ -69,7 +69,7 @@ def find_minimal(lattice: Lattice, checker: NodeChecker, mode: str = "incognito"
                     undecided.add(node)     # not minimal; the optimum search checks it if it can still win
             elif node in candidates and lattice.same_blocks_as(node) == node:
                 known = checker.stats.get(node)
-                if known is not None and known.satisfied is not None:     # judged in full by the first pass
+                if known is not None and known.satisfied is not None:     # judged in full already (first pass)
                     if known.satisfied:
                         satisfying.add(node)
                 else:
