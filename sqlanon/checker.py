@@ -109,7 +109,7 @@ def _all_decided(out: list[bool | None]) -> list[bool]:
     return [bool(v) for v in out]
 
 
-class StatsByBlocks(dict):
+class StatsByBlocks(dict[tuple[int, ...], NodeStats]):
     """`NodeStats` by full node, where nodes whose levels split every attribute's values alike
     (`HierarchyTable.same_blocks`) share one entry: they have the same blocks, so the same stats. The search
     infers such nodes instead of querying them; the optimum search then finds their stats under the node
@@ -119,23 +119,24 @@ class StatsByBlocks(dict):
         super().__init__()
         self._same = same_blocks
 
-    def _key(self, node: tuple[int, ...]) -> tuple[int, ...]:
+    def key(self, node: tuple[int, ...]) -> tuple[int, ...]:
+        """The lowest node with the same blocks as `node`: the entry it shares."""
         return tuple(self._same[a][level] for a, level in enumerate(node))
 
     def __getitem__(self, node):
-        return super().__getitem__(self._key(node))
+        return super().__getitem__(self.key(node))
 
     def __setitem__(self, node, stats) -> None:
-        super().__setitem__(self._key(node), stats)
+        super().__setitem__(self.key(node), stats)
 
     def __contains__(self, node) -> bool:
-        return super().__contains__(self._key(node))
+        return super().__contains__(self.key(node))
 
     def get(self, node, default=None):
-        return super().get(self._key(node), default)
+        return super().get(self.key(node), default)
 
     def setdefault(self, node, default=None):
-        return super().setdefault(self._key(node), default)
+        return super().setdefault(self.key(node), default)
 
 
 class NodeChecker:
@@ -160,10 +161,13 @@ class NodeChecker:
         self.population_criteria = [c for c in self.criteria if hasattr(c, "population_ok")]
         self.evaluated = 0
         self.witnessed = 0      # nodes proven failing by a witness check (`satisfied_many`)
+        # nodes (`StatsByBlocks.key` of their full node) a witness check did not prove failing: the same sample
+        # would say the same again (the two-pass search meets a presumed node a second time)
+        self._witness_inconclusive: set[tuple[int, ...]] = set()
         self.presumed = 0       # nodes presumed to satisfy without their sensitive counts (`satisfied_many`)
         # full lattice node (levels in quasi-identifier order) -> its NodeStats, for every full node whose
         # class sizes a query returned: the optimum search reads bounds and metrics from here for free
-        self.stats: dict[tuple[int, ...], NodeStats] = StatsByBlocks([q.hierarchy.same_blocks() for q in fs.qis])
+        self.stats: StatsByBlocks = StatsByBlocks([q.hierarchy.same_blocks() for q in fs.qis])
         self._qi_names = tuple(q.name for q in fs.qis)
         # each attribute's number of labels per level (`_blocks_at_most`)
         self._label_counts = {q.name: q.hierarchy.domain_sizes() for q in fs.qis}
@@ -311,13 +315,18 @@ class NodeChecker:
         out: list[bool | None] = [None] * len(nodes)
         todo = list(range(len(nodes)))
         if witness and self.verdicts_in_database and self.fs.counts.samples_rows:
-            likely = [i for i in todo if self.fs.witness_collisions(nodes[i]) <= WITNESS_COLLISIONS]
+            keys = [self._full_node(levels) for levels in nodes]
+            entries = [self.stats.key(k) if k is not None else None for k in keys]
+            likely = [i for i in todo if entries[i] not in self._witness_inconclusive
+                      and self.fs.witness_collisions(nodes[i]) <= WITNESS_COLLISIONS]
             for i in range(0, len(likely), WITNESS_BATCH):
                 chunk = likely[i:i + WITNESS_BATCH]
                 for idx, fails in zip(chunk, self._fails_on_witnesses([nodes[j] for j in chunk])):
                     if fails:
                         out[idx] = False
                         self.witnessed += 1
+                    elif (entry := entries[idx]) is not None:
+                        self._witness_inconclusive.add(entry)
             todo = [i for i in todo if out[i] is None]
             if not todo:
                 return _all_decided(out)

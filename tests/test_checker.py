@@ -788,6 +788,27 @@ def test_search_with_witness_checks_equals_brute_force(monkeypatch, privacy):
         assert witnessed > 0
 
 
+def test_a_node_the_witness_check_left_undecided_is_not_checked_again(monkeypatch):
+    """The same sample gives the same answer, so a node a witness check did not prove failing (or one of its
+    blocks) is not checked again: a second `satisfied_many` over every Adult node gives the same verdicts and
+    witness-checks only the nodes the first proved failing (the two-pass search meets presumed nodes twice)."""
+    monkeypatch.setattr(frequency, "WITNESS_CELLS", 256)
+    monkeypatch.setattr(checker_module, "WITNESS_COLLISIONS", 10 ** 9)
+    with Anonymization(adult_policy(5, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}}), db=":memory:") as run:
+        run.fs.rollup = False
+        nodes = _every_node(run)
+        witness_filter = 'EXISTS (SELECT 1 FROM "%s"' % run.fs.witness_table()       # the check's filter
+        log = run.backend.log = []
+        first = run.checker.satisfied_many(nodes, witness=True)
+        failing = run.checker.witnessed
+        assert sum(witness_filter in q for q in log) == -(-len(nodes) // checker_module.WITNESS_BATCH)
+        assert 0 < failing < len(nodes)
+        log.clear()
+        assert run.checker.satisfied_many(nodes, witness=True) == first
+        assert run.checker.witnessed - failing == failing
+        assert sum(witness_filter in q for q in log) == -(-failing // checker_module.WITNESS_BATCH)
+
+
 def test_witness_checks_run_only_where_the_collisions_suggest_many_blocks():
     """With the default threshold, Adult's nodes (30,162 rows: a sample of 4,096 cells collides often) are
     judged in full, not witness-checked: at most a few of the finest nodes qualify."""
