@@ -20,7 +20,8 @@ from hypothesis.extra.numpy import arrays
 from sqlanon import checker as checker_module
 from sqlanon import frequency
 from sqlanon.anonymizer import Anonymization
-from sqlanon.engines.base import Backend
+from sqlanon.engines.base import Backend, union_sql
+from sqlanon.engines.duckdb import connect
 from sqlanon.frequency import SparseCounts
 from sqlanon.search import find_minimal
 from sqlanon.models.kanonymity import KAnonymity
@@ -576,6 +577,105 @@ def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
         provable = groups >= max(thresholds[1], math.exp(thresholds[2]) if thresholds[2] is not None else 1)
         if 1 < groups < 14:
             assert 0 < undecided < judged if provable else undecided == judged
+
+
+@pytest.mark.parametrize("ranges", [[1], [2], [3], [6], [1000], [702_966], [1000, 12], [44_000, 147],
+                                    [31_953, 11, 2]])
+def test_required_bits_are_the_least_threshold_at_which_duckdb_plans_a_perfect_hash_table(ranges):
+    """`required_bits` of a GROUP BY on columns of codes 0 .. n - 1 (the statistics DuckDB keeps of them) is
+    the least perfect_ht_threshold at which DuckDB's planner aggregates it in a perfect hash table."""
+    con = duckdb.connect()
+    cols = ", ".join(f"CAST(CASE WHEN range = 0 THEN 0 ELSE {n - 1} END AS BIGINT) AS c{i}"
+                     for i, n in enumerate(ranges))
+    con.execute(f"CREATE TABLE t AS SELECT {cols} FROM range(2)")
+    keys = ", ".join(f"c{i}" for i in range(len(ranges)))
+
+    def perfect(bits: int) -> bool:
+        con.execute(f"SET perfect_ht_threshold = {bits}")
+        plan = con.execute(f"EXPLAIN SELECT {keys}, COUNT(*) FROM t GROUP BY {keys}").fetchall()[0][1]
+        return "Perfect Hash Group By" in plan
+
+    bits = frequency.required_bits(ranges)
+    assert perfect(bits) and not perfect(bits - 1)
+
+
+@pytest.mark.parametrize("group_bys, states, expected", [
+    # (bits, aggregates): 2^20 + 3 * 2^20 + 2^24 states exceed 2^24, so the two of 20 bits only
+    ([(20, 1), (24, 1), (20, 3), (27, 1)], 1 << 24, 20),
+    ([(20, 1), (24, 1), (20, 3), (27, 1)], 1 << 25, 24),
+    ([(24, 1)], 1 << 24, 24),
+    ([(24, 3)], 1 << 24, 0),              # the three aggregates of a verdict's blocks: three states a slot
+    ([(25, 1)], 1 << 24, 0),
+    ([(10, 1), (10, 1), (11, 1)], 1 << 12, 11),      # 1,024 + 1,024 + 2,048: exactly the states
+    ([(12, 1)] * 5, 1 << 14, 0),          # five of 4,096 exceed 16,384: not even the smallest fits
+    ([], 1 << 24, 0),
+])
+def test_perfect_hash_threshold(group_bys, states, expected):
+    assert frequency.perfect_hash_threshold(group_bys, states) == expected
+
+
+@pytest.mark.parametrize("states", [1 << 24, 1 << 12, 0], ids=["states for all", "for none", "engine decides"])
+def test_count_statements_are_aggregated_in_perfect_hash_tables_within_the_states(monkeypatch, states):
+    """The class-size pass and the verdict queries (exact, grouped, witness) raise DuckDB's perfect_ht_threshold
+    for their statement so that each of its GROUP BYs (Adult's bottom node: 5,180 blocks, 13 bits; with the
+    value, 17) is planned as a perfect hash table, within the backend's `perfect_hash_states`; the caller's
+    setting (11) is back after each statement. States for none, or none offered: every GROUP BY is hashed."""
+    with Anonymization(_adult_policy(*VERDICT_CASES[0]), db=":memory:") as run:
+        run.fs.rollup = False
+        counts = run.fs.counts
+        con = counts.con
+        con.execute("SET perfect_ht_threshold = 11")
+        monkeypatch.setattr(counts, "perfect_hash_states", lambda: states)
+        seen = []
+        fetch = counts.fetchnumpy_union
+
+        def spy(template, branches, order=None):
+            threshold = con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall()[0][0]
+            plan = con.execute("EXPLAIN " + union_sql(template, branches, order)).fetchall()[0][1]
+            seen.append((threshold, plan.count("Perfect Hash Group By"), plan.count("Hash Group By")))
+            return fetch(template, branches, order)
+
+        monkeypatch.setattr(counts, "fetchnumpy_union", spy)
+        node = {"age": 0, "sex": 0, "race": 0, "marital_status": 0}
+        thresholds = run.checker.verdict_thresholds()
+        run.fs.batch_counts([node])
+        run.fs.batch_counts([node], distinct=["occupation"])
+        run.fs.node_verdicts([node], "occupation", *thresholds)
+        run.fs.node_verdicts([node], "occupation", *thresholds, value_groups=4)
+        run.fs.node_verdicts([node], "occupation", *thresholds, witness=True)
+        assert con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(11,)]
+    group_bys = [1, 2, 2, 4, 2]         # the GROUP BYs of each statement
+    if states == 1 << 24:
+        assert [s[0] for s in seen] == [13, 17, 17, 17, 17]
+        assert [s[1] for s in seen] == [s[2] for s in seen] == group_bys
+    else:
+        assert [s[:2] for s in seen] == [(11, 0)] * 5
+        assert [s[2] for s in seen] == group_bys
+
+
+@pytest.mark.parametrize("threads, memory_limit, states", [
+    (2, "6GB", 1 << 24),                # 3 x 2^24 among 3 copies (two threads and the merge)
+    (1, "6GB", 3 << 23),
+    (7, "6GB", (3 << 24) // 8),
+    (2, "1GB", int(953.6 * 2 ** 20) // 96 // 3),       # DuckDB shows 1 GB as 953.6 MiB; a 96th of it
+    (1, "50MB", int(47.6 * 2 ** 20) // 96 // 2),
+])
+def test_duckdb_perfect_hash_states_are_shared_among_copies_and_bounded_by_the_memory_limit(threads, memory_limit,
+                                                                                               states):
+    """Each thread fills a copy of a perfect hash table and the merge one more, outside DuckDB's memory_limit:
+    the states a statement may use are shared among them, and a small memory_limit lowers them."""
+    backend = connect()
+    backend.con.execute(f"SET threads = {threads}")
+    backend.con.execute(f"SET memory_limit = '{memory_limit}'")
+    assert backend.perfect_hash_states() == states
+
+
+def test_the_callers_perfect_hash_setting_is_back_after_a_failed_statement():
+    backend = connect()
+    with pytest.raises(RuntimeError), backend.perfect_hashing(20):
+        assert backend.con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(20,)]
+        raise RuntimeError("the statement failed")
+    assert backend.con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(12,)]
 
 
 @pytest.mark.parametrize("privacy", [c[0] for c in GROUPED_CASES if "entropy" in str(c[0])], ids=str)

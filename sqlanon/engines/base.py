@@ -224,6 +224,18 @@ class Backend:
         for lo in range(0, n, rows):
             yield {k: v[lo:lo + rows] for k, v in data.items()}
 
+    def perfect_hash_states(self) -> int:
+        """How many aggregate states each copy of one count statement's perfect hash tables may hold together (a
+        GROUP BY's key range allocated whole, a state per aggregate in every slot; `perfect_hashing`). 0: the
+        engine decides alone."""
+        return 0
+
+    @contextlib.contextmanager
+    def perfect_hashing(self, bits: int) -> Iterator[None]:
+        """Within the block, a GROUP BY whose key range needs at most `bits` bits is aggregated in a perfect
+        hash table (`perfect_hash_states`); the engine's own setting is restored after. Here: nothing."""
+        yield
+
     # -- engine-specific ----------------------------------------------------------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
         raise NotImplementedError

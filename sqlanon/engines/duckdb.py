@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,18 @@ from ..errors import DataError, PolicyError
 from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 
 MEMORY = ":memory:"
+# `DuckDBBackend.perfect_hash_states`. At 100 M rows of Lands End, in perfect hash tables, a node's class sizes
+# (about 700,000 blocks) took 0.3 to 0.7 s against 0.7 to 2.4 s hashed, and its grouped verdict 1.4 to 2.9 s
+# against 2.1 to 5.0 s (ad hoc, in-process, one run each; benchmarks/RESULTS-rows.md). Each thread fills a
+# table of every slot, and so does the merge, outside DuckDB's memory_limit: with 2 threads (3 copies) the one
+# GROUP BY of 2^24 slots and three aggregates there (a node of 10 M blocks) added 1.5 GB to the process; none
+# of 2^23 slots and one aggregate did. So at most 3 x 2^24 states over all copies, and at most one per
+# PERFECT_HASH_LIMIT_SHARE bytes of memory_limit (at about 16 bytes a state, a sixth of it)
+PERFECT_HASH_STATES = 3 << 24
+PERFECT_HASH_LIMIT_SHARE = 96
+# DuckDB's memory sizes as current_setting shows them ("5.5 GiB")
+_SIZE_UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+               "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12}
 # rows per DuckDB vector: `fetch_df_chunk` counts the rows it returns in vectors
 VECTOR_ROWS = 2048
 
@@ -121,6 +134,37 @@ class DuckDBBackend(Backend):
             if not len(frame):
                 return
             yield _widened({c: frame[c].to_numpy() for c in frame.columns})
+
+    def _setting(self, name: str) -> str | None:
+        row = self.con.execute(templates.render_for("duckdb_setting_value.sql", self.dialect), [name]).fetchall()
+        return str(row[0][0]) if row else None
+
+    def perfect_hash_states(self) -> int:
+        """`PERFECT_HASH_STATES`, or fewer under a small memory_limit (the tables are outside it), shared among
+        the copies: one per thread and the merged one."""
+        states = PERFECT_HASH_STATES
+        limit = re.fullmatch(r"([0-9.]+) ?([A-Za-z]+)", self._setting("memory_limit") or "")
+        if limit and limit.group(2) in _SIZE_UNITS:
+            states = min(states, int(float(limit.group(1)) * _SIZE_UNITS[limit.group(2)]) // PERFECT_HASH_LIMIT_SHARE)
+        threads = self._setting("threads")
+        return states // (int(threads) + 1 if threads and threads.isdigit() else 1)
+
+    @contextlib.contextmanager
+    def perfect_hashing(self, bits: int) -> Iterator[None]:
+        """DuckDB aggregates a GROUP BY in a perfect hash table when its keys' ranges (from the columns'
+        statistics) need at most `perfect_ht_threshold` bits (12 unless set). Raised to `bits` for the block,
+        then set back; the two statements are not counted as the work's."""
+        before = self.con.execute(templates.render_for("duckdb_setting_value.sql", self.dialect),
+                                  ["perfect_ht_threshold"]).fetchall()
+        if not before or bits <= int(before[0][0]):
+            yield
+            return
+        setting = templates.render_for("duckdb_setting.sql", self.dialect, name="perfect_ht_threshold")
+        self.con.execute(setting, [bits])
+        try:
+            yield
+        finally:
+            self.con.execute(setting, [int(before[0][0])])
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
