@@ -136,6 +136,7 @@ class DuckDBBackend(Backend):
             yield _widened({c: frame[c].to_numpy() for c in frame.columns})
 
     def _setting(self, name: str) -> str | None:
+        """One DuckDB setting's current value as text (not counted as the work's statements)."""
         row = self.con.execute(templates.render_for("duckdb_setting_value.sql", self.dialect), [name]).fetchall()
         return str(row[0][0]) if row else None
 
@@ -154,9 +155,8 @@ class DuckDBBackend(Backend):
         """DuckDB aggregates a GROUP BY in a perfect hash table when its keys' ranges (from the columns'
         statistics) need at most `perfect_ht_threshold` bits (12 unless set). Raised to `bits` for the block,
         then set back; the two statements are not counted as the work's."""
-        before = self.con.execute(templates.render_for("duckdb_setting_value.sql", self.dialect),
-                                  ["perfect_ht_threshold"]).fetchall()
-        if not before or bits <= int(before[0][0]):
+        before = self._setting("perfect_ht_threshold")
+        if before is None or bits <= int(before):
             yield
             return
         setting = templates.render_for("duckdb_setting.sql", self.dialect, name="perfect_ht_threshold")
@@ -164,7 +164,7 @@ class DuckDBBackend(Backend):
         try:
             yield
         finally:
-            self.con.execute(setting, [int(before[0][0])])
+            self.con.execute(setting, [int(before)])
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
