@@ -15,13 +15,14 @@ from ..errors import DataError, PolicyError
 from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 
 MEMORY = ":memory:"
-# `DuckDBBackend.perfect_hash_states`. At 100 M rows of Lands End, in perfect hash tables, a node's class sizes
-# (about 700,000 blocks) took 0.3 to 0.7 s against 0.7 to 2.4 s hashed, and its grouped verdict 1.4 to 2.9 s
-# against 2.1 to 5.0 s (ad hoc, in-process, one run each; benchmarks/RESULTS-rows.md). Each thread fills a
-# table of every slot, and so does the merge, outside DuckDB's memory_limit: with 2 threads (3 copies) the one
-# GROUP BY of 2^24 slots and three aggregates there (a node of 10 M blocks) added 1.5 GB to the process; none
-# of 2^23 slots and one aggregate did. So at most 3 x 2^24 states over all copies, and at most one per
-# PERFECT_HASH_LIMIT_SHARE bytes of memory_limit (at about 16 bytes a state, a sixth of it)
+# `DuckDBBackend.perfect_hash_states`. At 100 M rows of Lands End, in perfect hash tables, ten minimal nodes'
+# class sizes (44,000 to 703,000 blocks) took 0.3 to 0.7 s each against 0.7 to 2.4 s hashed, their grouped
+# verdicts 0.7 to 2.9 s against 1.5 to 5.0 s (ad hoc, in-process, one run each; benchmarks/RESULTS-rows.md).
+# Each thread fills a table of every slot, and so does the merge, outside DuckDB's memory_limit: with 2
+# threads (3 copies) the one GROUP BY of 2^24 slots and three aggregates there (a node of 10 M blocks) added
+# 1.5 GB to the process; none of 2^23 slots and one aggregate did. So at most 3 x 2^24 states over all
+# copies, and at most one per PERFECT_HASH_LIMIT_SHARE bytes of memory_limit (at about 16 bytes a state, a
+# sixth of it)
 PERFECT_HASH_STATES = 3 << 24
 PERFECT_HASH_LIMIT_SHARE = 96
 # DuckDB's memory sizes as current_setting shows them ("5.5 GiB")
