@@ -759,11 +759,8 @@ class FrequencySet:
         """`Backend.perfect_hashing` for one count statement: per branch, its GROUP BYs as (key ranges, number
         of aggregates; `_key_ranges`, with a value or group column's codes added). The smallest GROUP BYs get
         perfect hash tables within the engine's `perfect_hash_states`, the others are hashed as usual."""
-        states = self.counts.perfect_hash_states()
-        if not states:
-            return contextlib.nullcontext()
         group_bys = [(required_bits(ranges), aggregates) for branch in statement for ranges, aggregates in branch]
-        return self.counts.perfect_hashing(perfect_hash_threshold(group_bys, states))
+        return self.counts.perfect_hashing(lambda states: perfect_hash_threshold(group_bys, states))
 
     def witness_table(self) -> str:
         """A seeded sample of `WITNESS_CELLS` cells of the wide frequency set, made on first use where the

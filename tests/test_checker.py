@@ -625,7 +625,7 @@ def test_count_statements_are_aggregated_in_perfect_hash_tables_within_the_state
         counts = run.fs.counts
         con = counts.con
         con.execute("SET perfect_ht_threshold = 11")
-        monkeypatch.setattr(counts, "perfect_hash_states", lambda: states)
+        monkeypatch.setattr(counts, "perfect_hash_states", lambda settings=None: states)
         seen = []
         fetch = counts.fetchnumpy_union
 
@@ -672,7 +672,7 @@ def test_duckdb_perfect_hash_states_are_shared_among_copies_and_bounded_by_the_m
 
 def test_the_callers_perfect_hash_setting_is_back_after_a_failed_statement():
     backend = connect()
-    with pytest.raises(RuntimeError), backend.perfect_hashing(20):
+    with pytest.raises(RuntimeError), backend.perfect_hashing(lambda states: 20):
         assert backend.con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(20,)]
         raise RuntimeError("the statement failed")
     assert backend.con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(12,)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -224,16 +224,16 @@ class Backend:
         for lo in range(0, n, rows):
             yield {k: v[lo:lo + rows] for k, v in data.items()}
 
-    def perfect_hash_states(self) -> int:
+    def perfect_hash_states(self, settings: dict[str, str] | None = None) -> int:
         """How many aggregate states each copy of one count statement's perfect hash tables may hold together (a
         GROUP BY's key range allocated whole, a state per aggregate in every slot; `perfect_hashing`). 0: the
         engine decides alone."""
         return 0
 
     @contextlib.contextmanager
-    def perfect_hashing(self, bits: int) -> Iterator[None]:
-        """Within the block, a GROUP BY whose key range needs at most `bits` bits is aggregated in a perfect
-        hash table (`perfect_hash_states`); the engine's own setting is restored after. Here: nothing."""
+    def perfect_hashing(self, threshold_for: Callable[[int], int]) -> Iterator[None]:
+        """Within the block, a GROUP BY whose key range needs at most `threshold_for(perfect_hash_states())` bits
+        is aggregated in a perfect hash table; the engine's own setting is restored after. Here: nothing."""
         yield
 
     # -- engine-specific ----------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import duckdb
@@ -136,28 +136,38 @@ class DuckDBBackend(Backend):
                 return
             yield _widened({c: frame[c].to_numpy() for c in frame.columns})
 
-    def _setting(self, name: str) -> str | None:
-        """One DuckDB setting's current value as text (not counted as the work's statements)."""
-        row = self.con.execute(templates.render_for("duckdb_setting_value.sql", self.dialect), [name]).fetchall()
-        return str(row[0][0]) if row else None
+    # what `perfect_hashing` reads before each count statement, in one statement
+    _PERFECT_HASH_SETTINGS = ("perfect_ht_threshold", "memory_limit", "threads")
 
-    def perfect_hash_states(self) -> int:
+    def _settings(self, names: Sequence[str]) -> dict[str, str]:
+        """DuckDB settings' current values as text, in one statement (not counted as the work's)."""
+        row = self.con.execute(templates.render_for("duckdb_current_settings.sql", self.dialect, count=len(names)),
+                               list(names)).fetchone()
+        return dict(zip(names, map(str, row or ())))
+
+    def perfect_hash_states(self, settings: dict[str, str] | None = None) -> int:
         """`PERFECT_HASH_STATES`, or fewer under a small memory_limit (the tables are outside it), shared among
-        the copies: one per thread and the merged one."""
+        the copies: one per thread and the merged one. `settings`: memory_limit and threads, when already read."""
+        if settings is None:
+            settings = self._settings(self._PERFECT_HASH_SETTINGS)
         states = PERFECT_HASH_STATES
-        limit = re.fullmatch(r"([0-9.]+) ?([A-Za-z]+)", self._setting("memory_limit") or "")
+        limit = re.fullmatch(r"([0-9.]+) ?([A-Za-z]+)", settings.get("memory_limit", ""))
         if limit and limit.group(2) in _SIZE_UNITS:
             states = min(states, int(float(limit.group(1)) * _SIZE_UNITS[limit.group(2)]) // PERFECT_HASH_LIMIT_SHARE)
-        threads = self._setting("threads")
-        return states // (int(threads) + 1 if threads and threads.isdigit() else 1)
+        threads = settings.get("threads", "")
+        return states // (int(threads) + 1 if threads.isdigit() else 1)
 
     @contextlib.contextmanager
-    def perfect_hashing(self, bits: int) -> Iterator[None]:
+    def perfect_hashing(self, threshold_for: Callable[[int], int]) -> Iterator[None]:
         """DuckDB aggregates a GROUP BY in a perfect hash table when its keys' ranges (from the columns'
-        statistics) need at most `perfect_ht_threshold` bits (12 unless set). Raised to `bits` for the block,
-        then set back; the two statements are not counted as the work's."""
-        before = self._setting("perfect_ht_threshold")
-        if before is None or bits <= int(before):
+        statistics) need at most `perfect_ht_threshold` bits (12 unless set). Raised for the block to
+        `threshold_for(perfect_hash_states())`, then set back; the settings are read in one statement, and
+        none of these statements is counted as the work's."""
+        settings = self._settings(self._PERFECT_HASH_SETTINGS)
+        states = self.perfect_hash_states(settings)
+        before = int(settings["perfect_ht_threshold"])
+        bits = threshold_for(states) if states else 0
+        if bits <= before:
             yield
             return
         setting = templates.render_for("duckdb_setting.sql", self.dialect, name="perfect_ht_threshold")
@@ -165,7 +175,7 @@ class DuckDBBackend(Backend):
         try:
             yield
         finally:
-            self.con.execute(setting, [int(before)])
+            self.con.execute(setting, [before])
 
     # -- small tables from Python (mapping tables: one row per base value) --------------------
     def create_table_from_frame(self, name: str, frame, temp: bool = True) -> None:
