@@ -32,6 +32,7 @@ from .heuristic import heuristic_search
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
 from .models import criteria_from_policy
+from .models.ldiversity import xlogx
 from .models.profile import achieved_profile, achieved_profile_in_chunks
 from .optimum import Optimum, Scorer, bounded_applies, bounded_optimum, find_optimum
 from .policy import Policy, load_policy
@@ -137,6 +138,8 @@ class Anonymization:
         self.optimum: Optimum | None = None
         self.scored = ""                      # which metrics `candidates` carry: "all", "policy" or "search"
         self.outputs: list[Output] = []
+        # the profile of a node result computed beside its KL-divergence terms (`_profile_beside_kl`)
+        self._profiled: tuple[NodeResult, dict] | None = None
 
     def _prepare(self, own_connection: bool = False) -> None:
         self.source = attach_source(self.backend, self.policy.source)
@@ -293,6 +296,7 @@ class Anonymization:
                 self._list_minimal(searched, self.optimum)
         levels = self.lattice.levels(self.optimum.node)
         result = self.checker.evaluate(levels, known_satisfying=True)
+        self._profile_beside_kl(result)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
@@ -379,15 +383,50 @@ class Anonymization:
         """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile.
         Past ACHIEVED_DENSE_CELLS (blocks times sensitive values) from sparse counts, a bounded number of
         blocks at a time (`achieved_profile_in_chunks`): the same values, without the whole dense matrix."""
-        keep = result.ok if result.suppressed_rows else np.ones(len(result.ok), dtype=bool)
+        if self._profiled is not None and self._profiled[0] is result:
+            return dict(self._profiled[1])
+        keep = self._kept(result)
         names = [s.name for s in self.fs.sensitives]
-        cells = len(keep) * sum(s.domain.size for s in self.fs.sensitives)
-        if names and cells > ACHIEVED_DENSE_CELLS and not self.fs.entity and keep.any():
+        if self._in_chunks(result):
             return self._achieved_in_chunks(result, keep, names)
         counts = self.fs.node_counts(result.levels, sensitive=names)
         _same_blocks(counts.block_codes, result)
         return achieved_profile(counts.sizes[keep], {n: counts.sensitive[n][keep] for n in names},
                                 {s.name: s.domain for s in self.fs.sensitives}, self.criteria)
+
+    @staticmethod
+    def _kept(result: NodeResult) -> np.ndarray:
+        return result.ok if result.suppressed_rows else np.ones(len(result.ok), dtype=bool)
+
+    def _in_chunks(self, result: NodeResult) -> bool:
+        """Is the node's profile computed from sparse counts, a bounded number of blocks at a time?"""
+        cells = len(result.ok) * sum(s.domain.size for s in self.fs.sensitives)
+        return bool(self.fs.sensitives) and cells > ACHIEVED_DENSE_CELLS and not self.fs.entity and \
+            bool(self._kept(result).any())
+
+    def _profile_beside_kl(self, result: NodeResult) -> None:
+        """The profile of a node whose counts of one sensitive attribute are streamed for it (`_streamed_chunks`),
+        computed now, with the sum of c ln c over the node's (block, value) cells from the same counts: the
+        node-dependent part of its KL-divergence (`NodeResult.kept_xlogx`, which `metrics.kl_divergence` then
+        reads instead of its own GROUP BY, `node_kl_terms.sql`). Only where that GROUP BY would run: no value
+        known from the search's verdict, no suppressed block, no roll-up in memory. At 100 M rows of Lands End
+        that GROUP BY took 7.3 s beside the stream's 10.8 s (ad hoc)."""
+        if result.kept_xlogx is not None or result.suppressed_rows or len(self.fs.sensitives) != 1 or \
+                not self._in_chunks(result) or self.fs.rolled_up() is not None:
+            return
+        name = self.fs.sensitives[0].name
+        cells_xlogx = 0.0
+
+        def chunks():
+            nonlocal cells_xlogx
+            for sizes, counts in self._streamed_chunks(result, self._kept(result), name):
+                cells_xlogx += float(xlogx(counts[name]).sum())
+                yield sizes, counts
+
+        profile = achieved_profile_in_chunks(result.counts.sizes, chunks(), {name: self.fs.sensitives[0].domain},
+                                             self.criteria)
+        result.kept_xlogx = cells_xlogx
+        self._profiled = (result, profile)
 
     def _achieved_in_chunks(self, result: NodeResult, keep: np.ndarray, names: list[str]) -> dict:
         domains = {s.name: s.domain for s in self.fs.sensitives}

@@ -220,6 +220,26 @@ def test_check_profile_reports_the_pd_variant_c_star_beside_def_4_2():
     assert "recursive_l" not in out          # no plain recursive model: no l achieved "with its c" to report
 
 
+@pytest.mark.parametrize("criterion", [DistinctLDiversity(2), EntropyLDiversity(1.5),
+                                       EntropyLDiversity(1.5, dont_care_codes=[1])],
+                         ids=["distinct", "entropy", "entropy-dont-care"])
+def test_criteria_the_profile_covers_are_not_run_again(monkeypatch, criterion):
+    """`achieved_profile` skips a criterion's own `achieved` when its keys are the profile's
+    (`achieved_in_profile`): the profile is the same as when every criterion runs, key for key."""
+    from sqlanon.models.base import Criterion
+    from sqlanon.models.profile import achieved_profile
+    blocks = np.array([[4, 3, 10, 1], [4, 3, 10, 3], [0, 2, 2, 0]])
+    criterion.sensitive = "disease"      # the profile runs the criteria of its attribute
+    covered = criterion.achieved_in_profile()
+    assert covered == (not getattr(criterion, "dont_care_codes", None))
+    skipping = achieved_profile(blocks.sum(axis=1), {"disease": blocks}, {"disease": DISEASE}, [criterion])
+    monkeypatch.setattr(type(criterion), "achieved_in_profile", Criterion.achieved_in_profile)
+    running = achieved_profile(blocks.sum(axis=1), {"disease": blocks}, {"disease": DISEASE}, [criterion])
+    assert skipping == running
+    # skipped only where the profile has every key it would add; else it ran (the adjusted entropy)
+    assert set(criterion.achieved(blocks)) <= set(skipping) if covered else "l_entropy_adjusted" in skipping
+
+
 CHUNKED_PROFILES = [
     ({"k": 3, "l_diversity": {"variant": "entropy", "l": 2, "dont_care": ["Prof-specialty"]}, "max_suppression": 0.05},
      ["occupation", "salary"]),
@@ -261,3 +281,37 @@ def test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks(monkeypa
                 assert chunked[key] == (pytest.approx(value) if isinstance(value, float) else value), (node, key)
             seen.add(bool(result.suppressed_rows))
     assert True in seen or not privacy.get("max_suppression")
+
+
+@pytest.mark.parametrize("privacy", [
+    {"k": 2, "t_closeness": {"t": 0.6, "distance": "equal"}},
+    {"l_diversity": {"variant": "recursive", "c": 4, "l": 2}},
+], ids=["t-closeness", "recursive"])
+def test_chosen_node_profile_and_kl_terms_come_from_one_stream_of_its_counts(monkeypatch, privacy):
+    """Where the chosen node's profile is streamed from its counts and its KL-divergence would take a GROUP BY
+    of its own (`node_kl_terms.sql`: no value from the search's verdict, no roll-up, no suppression), both come
+    from the one stream (`Anonymization._profile_beside_kl`): the same divergence and profile as the separate
+    computations, and no `node_kl_terms.sql` statement."""
+    import sqlanon.anonymizer as anonymizer
+    from conftest import adult_policy
+    from sqlanon.anonymizer import Anonymization
+    monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 64)          # a few blocks per chunk
+    runs = {}
+    for beside in (True, False):
+        if not beside:
+            monkeypatch.setattr(Anonymization, "_profile_beside_kl", lambda self, result: None)
+        with Anonymization(adult_policy(4, privacy), db=":memory:") as run:
+            run.fs.rollup = False
+            run.search()
+            run.backend.log = []
+            chosen = run.choose()
+            kl_statements = sum("node_kl_terms" in q or "LN(\"g\")" in q for q in run.backend.log)
+            runs[beside] = (chosen.levels, chosen.metrics["kl_divergence"], run.achieved(chosen.result),
+                            kl_statements, chosen.result.kept_xlogx)
+    (levels, kl, profile, statements, xl), (levels0, kl0, profile0, statements0, xl0) = runs[True], runs[False]
+    assert levels == levels0 and xl0 is None and xl is not None
+    assert kl == pytest.approx(kl0, rel=1e-12) and kl > 0
+    assert list(profile) == list(profile0)
+    for key, value in profile0.items():
+        assert profile[key] == (pytest.approx(value) if isinstance(value, float) else value), key
+    assert statements == 0 and statements0 == 1

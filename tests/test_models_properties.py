@@ -246,3 +246,31 @@ def test_emd_vectorized_over_blocks():
         whole = f(P, q)
         assert whole.shape == (40,)
         assert whole == pytest.approx([f(row, q)[0] for row in P])
+
+
+# --------------------------------------------------------------------------------------------------
+# 4. x log x looked up for integer counts (`ldiversity.xlogx`)
+
+@SETTINGS
+@given(st.lists(st.lists(st.integers(-3, 40), min_size=4, max_size=4), min_size=1, max_size=8),
+       st.sampled_from([np.int64, np.int32, np.uint16]))
+def test_xlogx_and_entropy_of_integer_counts_equal_the_float_computation(rows, dtype):
+    """The table lookup gives the very floats of x * log(x) on float64 (0 for x <= 0), and block_entropy of
+    integer counts the very entropies of the same counts as floats: a lookup, not an approximation."""
+    from sqlanon.models.ldiversity import xlogx
+    ints = np.array(rows)
+    if np.dtype(dtype).kind == "u":
+        ints = np.abs(ints)
+    ints = ints.astype(dtype)
+    floats = ints.astype(np.float64)
+    expected = np.where(floats > 0, floats * np.log(np.where(floats > 0, floats, 1.0)), 0.0)
+    assert np.array_equal(xlogx(ints), expected) and xlogx(ints).dtype == np.float64
+    counts = np.abs(ints)
+    assert np.array_equal(block_entropy(counts), block_entropy(counts.astype(np.float64)))
+
+
+def test_xlogx_of_counts_past_the_table_is_computed(monkeypatch):
+    from sqlanon.models import ldiversity
+    monkeypatch.setattr(ldiversity, "XLOGX_TABLE_MAX", 4)
+    x = np.array([[0, 3, 5, 1000003]])
+    assert ldiversity.xlogx(x).tolist() == [[0.0, 3 * np.log(3.0), 5 * np.log(5.0), 1000003 * np.log(1000003.0)]]

@@ -107,5 +107,10 @@ class Criterion(ABC):
         """The values the table achieves (for `sqlanon check` and the manifest), over all blocks."""
         return {}
 
+    def achieved_in_profile(self) -> bool:
+        """Does `models.profile.achieved_profile` report every key `achieved` returns? The profile sets its own
+        keys first and keeps them, so it then skips this criterion's `achieved` (a pass over every block)."""
+        return False
+
     def describe(self) -> str:
         return self.name

@@ -62,11 +62,32 @@ __all__ = [
 _counts = counts_matrix
 
 
-def xlogx(x: np.ndarray) -> np.ndarray:
-    """Elementwise x log x with 0 log 0 = 0 (natural log)."""
-    x = np.asarray(x, dtype=np.float64)
+# integer counts up to this size get x log x from a table (`xlogx`); larger ones are computed
+XLOGX_TABLE_MAX = 1 << 20
+
+
+def _xlogx_of(x: np.ndarray) -> np.ndarray:
     pos = x > 0
     return np.where(pos, x * np.log(np.where(pos, x, 1.0)), 0.0)
+
+
+def xlogx(x: np.ndarray) -> np.ndarray:
+    """Elementwise x log x with 0 log 0 = 0 (natural log), as float64.
+
+    Non-negative integer counts no larger than XLOGX_TABLE_MAX are looked up in a table of 0 log 0, 1 log 1,
+    ... up to the largest of them (the same float64 products, so the same values): a dense counts matrix is
+    mostly zeros and small counts, and the lookup avoids a logarithm per entry (the manifest's profile of
+    636,800 classes by 147 values at 100 M rows of Lands End spent 2.6 s here, ad hoc).
+
+    >>> xlogx(np.array([[0, 1, 2], [4, 0, 1]])).round(4).tolist()
+    [[0.0, 0.0, 1.3863], [5.5452, 0.0, 0.0]]
+    """
+    x = np.asarray(x)
+    if x.dtype.kind in "iu" and x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if lo >= 0 and hi <= XLOGX_TABLE_MAX:
+            return _xlogx_of(np.arange(hi + 1, dtype=np.float64))[x]
+    return _xlogx_of(np.asarray(x, dtype=np.float64))
 
 
 def sorted_counts(counts, length: int | None = None) -> np.ndarray:
@@ -117,11 +138,14 @@ def block_entropy(counts) -> np.ndarray:
     >>> block_entropy([[2, 2], [3, 0], [1, 1]]).round(4).tolist()      # log 2 = 0.6931
     [0.6931, 0.0, 0.6931]
     """
-    a = _counts(counts)
-    n = a.sum(axis=1)
+    a = counts_matrix(counts, dtype=None)
+    if a.dtype.kind not in "iu":
+        a = a.astype(np.float64, copy=False)
+    n = a.sum(axis=1).astype(np.float64)
     out = np.zeros(len(a))
     nz = n > 0
-    out[nz] = np.log(n[nz]) - xlogx(a[nz]).sum(axis=1) / n[nz]
+    # integer counts keep their type, so `xlogx` looks them up instead of taking logarithms
+    out[nz] = np.log(n[nz]) - xlogx(a[nz] if not nz.all() else a).sum(axis=1) / n[nz]
     return np.maximum(out, 0.0)   # rounding can give -1e-16 for a homogeneous block
 
 
@@ -458,6 +482,9 @@ class DistinctLDiversity(Criterion):
         d = distinct_values(counts)
         return {"l_distinct": int(d.min()) if d.size else 0}
 
+    def achieved_in_profile(self) -> bool:
+        return True
+
     def describe(self) -> str:
         return f"distinct {self.l}-diversity"
 
@@ -513,6 +540,9 @@ class EntropyLDiversity(Criterion):
             ha = self.entropies(counts)
             out["l_entropy_adjusted"] = float(np.exp(ha.min())) if ha.size else 0.0
         return out
+
+    def achieved_in_profile(self) -> bool:
+        return not self.dont_care_codes        # l_entropy alone; the adjusted entropy is not in the profile
 
     def describe(self) -> str:
         extra = f" (adjusted, {len(self.dont_care_codes)} don't-care values)" if self.dont_care_codes else ""

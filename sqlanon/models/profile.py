@@ -73,7 +73,8 @@ def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: 
         for d in distances:
             out[prefix + f"t_{d}"] = round(TCloseness(1.0, d, domain).achieved(mat)[f"t_{d}"], 6)
         for c in criteria:
-            if c.needs_sensitive and c.sensitive == name:
+            # a criterion whose keys the profile set above adds nothing (`achieved_in_profile`): not run again
+            if c.needs_sensitive and c.sensitive == name and not (len(mat) and c.achieved_in_profile()):
                 for key, value in c.achieved(mat).items():
                     out.setdefault(prefix + key, _finite(value) if isinstance(value, float) else value)
     return out
