@@ -47,8 +47,8 @@ PREFIX = "__sqlanon"
 # `node_counts` pivots at most this many sensitive values into columns; past it (a CASE per value per row)
 # it fetches the (block, value) counts sparse and fills the matrix in numpy
 DENSE_PIVOT_VALUES = 16
-# the witness sample (`witness_table`): its size and seed (with several threads DuckDB's seeded sample can
-# still differ between runs: that changes which nodes a witness check decides, never a verdict)
+# the witness sample (`witness_table`): its size and seed (the cells of smallest hash with the seed: the same
+# cells in every run, whatever order the wide set's rows were written in)
 WITNESS_CELLS = 4096
 WITNESS_SEED = 20071
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
@@ -764,11 +764,13 @@ class FrequencySet:
 
     def witness_table(self) -> str:
         """A seeded sample of `WITNESS_CELLS` cells of the wide frequency set, made on first use where the
-        counts are (`witness_sample.sql`; only where `Backend.samples_rows`)."""
+        counts are (`witness_sample.sql`: the cells of smallest hash of their codes and the seed, so the same
+        in every run; only where `Backend.samples_rows`)."""
         if self._witness is None:
             name = f"{self.prefix}_witness"
+            key_cols = [q.col(0) for q in self.qis] + [s.col for s in self.sensitives] + (["e"] if self.entity else [])
             self.counts.execute("witness_sample.sql", name=name, wide=self.wide_table, rows=WITNESS_CELLS,
-                                seed=WITNESS_SEED)
+                                seed=WITNESS_SEED, key_cols=key_cols)
             cols = [q.col(j) for q in self.qis for j in range(q.height + 1)]
             data = self.counts.fetchnumpy("select_all.sql", relation=name)
             self._witness = (name, {c: np.asarray(data[c], dtype=np.int64) for c in cols})

@@ -888,6 +888,32 @@ def test_search_with_witness_checks_equals_brute_force(monkeypatch, privacy):
         assert witnessed > 0
 
 
+def test_the_witness_sample_depends_on_the_cells_not_on_the_order_they_were_written_in(monkeypatch):
+    """The witness sample (`witness_sample.sql`) is the WITNESS_CELLS cells of smallest hash of their codes and
+    the seed: written again in another order (a multi-threaded sort leaves ties in any order), the wide set
+    gives the same sample, so runs of the same policy decide the same nodes by witness checks; another seed
+    draws other cells. (DuckDB's seeded reservoir sample drew other cells from the same rows reordered.)"""
+    monkeypatch.setattr(frequency, "WITNESS_CELLS", 512)
+    with Anonymization(adult_policy(5, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}}), db=":memory:") as run:
+        fs, con = run.fs, run.backend.con
+        wide = fs.wide_table
+
+        def sample() -> list[tuple]:
+            fs._witness = None
+            return con.execute(f'SELECT * FROM "{fs.witness_table()}" ORDER BY ALL').fetchall()
+        first = sample()
+        cells = con.execute(f'SELECT COUNT(*) FROM "{wide}"').fetchone()[0]
+        assert len(first) == len(set(first)) == 512 < cells
+        for order in ("random()", "ALL DESC"):
+            con.execute("SELECT setseed(0.5)")
+            con.execute(f'CREATE TEMP TABLE reordered AS SELECT * FROM "{wide}" ORDER BY {order}')
+            con.execute(f'DROP TABLE "{wide}"')
+            con.execute(f'ALTER TABLE reordered RENAME TO "{wide}"')
+            assert sample() == first, order
+        monkeypatch.setattr(frequency, "WITNESS_SEED", frequency.WITNESS_SEED + 1)
+        assert sample() != first
+
+
 def test_a_node_the_witness_check_left_undecided_is_not_checked_again(monkeypatch):
     """The same sample gives the same answer, so a node a witness check did not prove failing (or one of its
     blocks) is not checked again: a second `satisfied_many` over every Adult node gives the same verdicts and

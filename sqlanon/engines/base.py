@@ -124,7 +124,8 @@ class Backend:
     # once the wide frequency set is built as a table, the bottom one's table becomes a view of its level-0
     # columns (`bottom_as_view.sql`): the same rows held once
     bottom_view_over_wide = True
-    # the engine draws a seeded sample of a table's rows (`witness_sample.sql`), for the witness checks
+    # the engine draws a seeded sample of a table's cells (`witness_sample.sql`: the cells of smallest hash), for the
+    # witness checks
     samples_rows = False
     # the engine reads a CTE marked MATERIALIZED once however often it is named (the grouped verdict,
     # `node_verdict_grouped_branch.sql`; Spark SQL has no such mark)
