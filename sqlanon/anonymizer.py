@@ -382,7 +382,9 @@ class Anonymization:
     def achieved(self, result: NodeResult) -> dict:
         """Privacy values the released blocks achieve (suppressed blocks left out); see models.profile.
         Past ACHIEVED_DENSE_CELLS (blocks times sensitive values) from sparse counts, a bounded number of
-        blocks at a time (`achieved_profile_in_chunks`): the same values, without the whole dense matrix."""
+        blocks at a time (`achieved_profile_in_chunks`): the same values, without the whole dense matrix. The
+        chosen node's profile, when `choose` computed it beside its KL-divergence terms (`_profile_beside_kl`),
+        is returned as it was computed there."""
         if self._profiled is not None and self._profiled[0] is result:
             return dict(self._profiled[1])
         keep = self._kept(result)
