@@ -91,7 +91,9 @@ class NodeResult:
     counts: NodeCounts
     ok: np.ndarray                # per block: satisfies every criterion
     suppressed_rows: int
-    kept_xlogx: float | None = None   # from the node's stats when known (`NodeStats.kept_xlogx`)
+    # the sum of c ln c over the kept blocks' (block, value) cells, when known: from the node's stats
+    # (`NodeStats.kept_xlogx`), or from its counts streamed for its profile (`Anonymization._profile_beside_kl`)
+    kept_xlogx: float | None = None
 
     @property
     def classes(self) -> int:
