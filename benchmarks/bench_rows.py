@@ -60,6 +60,8 @@ def source_settings(args: argparse.Namespace) -> dict:
 def worker(policy_path: str, db: str, settings: dict) -> None:
     """One run; prints a JSON line after each phase (so a run stopped by the timeout still reports)."""
     import yaml
+
+    import sqlanon
     from sqlanon.anonymizer import Anonymization
     from sqlanon.policy import load_policy
     settings = dict(settings)
@@ -98,6 +100,7 @@ def worker(policy_path: str, db: str, settings: dict) -> None:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     run = Anonymization(policy, connection=backend)
+    out["package"] = str(Path(sqlanon.__file__).resolve().parents[1])      # the checkout whose code ran
     out["rows"] = run.fs.rows
     report("prepare_s", time.perf_counter() - t0)
     if last != "prepare":
@@ -161,12 +164,13 @@ def measure_floor(parquet: Path, db: Path, settings: dict) -> dict:
 
 def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | None = None) -> dict:
     """One run in a fresh process, with the sqlanon package (and SQL templates) of the checkout `code`
-    (default this one)."""
+    (default the one this script is in: not whichever sqlanon is installed, which for a script run from a
+    worktree is another checkout's). A run that imported another checkout's package stops the benchmark."""
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
+    code = str(Path(code or ROOT).resolve())
     env = dict(os.environ)
-    if code:
-        env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
@@ -187,6 +191,9 @@ def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | 
                   load=os.getloadavg()[0])
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
+    if result.get("package", code) != code:
+        raise SystemExit(f"the run imported sqlanon from {result['package']}, not from {code}: compare checkouts "
+                         "whose package is importable from their own folder")
     return result
 
 

@@ -148,7 +148,9 @@ class SearchResult:
         lattice: the lattice searched.
         satisfying: the satisfying nodes (all of them for a monotone predicate).
         minimal: the minimal satisfying nodes, by height then levels.
-        evaluated: nodes checked (queries), not inferred.
+        evaluated: checks run, not inferred: one per node of a subset's lattice (Incognito) or of the full
+            lattice each time it is checked, so a node presumed in the two-pass search's first pass and
+            judged in its second counts twice (`sqlanon.search`).
         seconds: the search's time.
         per_level: per subset size (Incognito) or phase (heuristic): candidates, evaluated, seconds.
         undecided: nodes left unchecked above a satisfying node (non-monotone predicates only).
