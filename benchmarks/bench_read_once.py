@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one is installed
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_search import machine, write_results  # noqa: E402
 

@@ -28,6 +28,7 @@ import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one is installed
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_rows import add_source_arguments, dataset, source_settings  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
