@@ -28,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one is installed
+CODE_ENV = "SQLANON_BENCH_CODE"   # the checkout a worker measures (`measure`): its sqlanon comes first in the worker
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_scale import _commit, watch_peak_rss  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
@@ -60,6 +61,8 @@ def source_settings(args: argparse.Namespace) -> dict:
 
 def worker(policy_path: str, db: str, settings: dict) -> None:
     """One run; prints a JSON line after each phase (so a run stopped by the timeout still reports)."""
+    # the checkout to measure (`measure`), ahead of the one this script and its imports put first on the path
+    sys.path.insert(0, os.environ.get(CODE_ENV, str(ROOT)))
     import yaml
 
     import sqlanon
@@ -170,7 +173,7 @@ def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | 
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
     code = str(Path(code or ROOT).resolve())
-    env = dict(os.environ)
+    env = dict(os.environ, **{CODE_ENV: code})
     env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
