@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog, minimize
 
@@ -254,6 +254,7 @@ def test_emd_vectorized_over_blocks():
 @SETTINGS
 @given(st.lists(st.lists(st.integers(-3, 40), min_size=4, max_size=4), min_size=1, max_size=8),
        st.sampled_from([np.int64, np.int32, np.uint16]))
+@example(rows=[[0, 1, 2, 3]] * 8, dtype=np.int64)        # a table of 4 entries for 32 counts: looked up
 def test_xlogx_and_entropy_of_integer_counts_equal_the_float_computation(rows, dtype):
     """The table lookup gives the very floats of x * log(x) on float64 (0 for x <= 0), and block_entropy of
     integer counts the very entropies of the same counts as floats: a lookup, not an approximation."""
