@@ -173,8 +173,7 @@ def measure(policy: Path, db: Path, settings: dict, timeout: float, code: str | 
     for f in (db, db.with_name(db.name + ".wal")):
         f.unlink(missing_ok=True)
     code = str(Path(code or ROOT).resolve())
-    env = dict(os.environ, **{CODE_ENV: code})
-    env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
+    env = dict(os.environ, **{CODE_ENV: code})      # the worker puts it first on its path (`worker`)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--worker", str(policy), str(db), json.dumps(settings)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
