@@ -5,14 +5,16 @@
    `cluster_by` (`FrequencySet.cluster_order`) the rows are written in that order, so that a node's blocks
    are runs of rows and the hash aggregation of each node query finds its groups near each other: at 100 M
    rows of Lands End the search took 262.6 s instead of 323.8 s, the sort included (paired, one run each;
-   benchmarks/RESULTS-rows.md). #}
+   benchmarks/RESULTS-rows.md). Columns in `omit` are not written (`FrequencySet.constant_columns`: levels whose
+   code is 0 for every value; `wide_constants_view.sql` adds them back). #}
 {% from "_macros.sql" import code %}
 {% set code_types = code_types | default({}) %}
+{% set omit = omit | default([]) %}
 CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS
 SELECT
 {% for q in qis %}
 {% set i = loop.index0 %}
-{% for j in range(q.height + 1) %}
+{% for j in range(q.height + 1) if q.col(j) not in omit %}
     {{ code('m%d.%s' % (i, ('c%d' % j) | ident), code_types.get(q.col(j))) }} AS {{ q.col(j) | ident }},
 {% endfor %}
 {% endfor %}

@@ -262,6 +262,7 @@ class FrequencySet:
         self.fs_table = f"{self.prefix}_fs"
         self.staged_name = f"{self.prefix}_staged"     # the source read once (`_stage`)
         self.wide_name = f"{self.prefix}_wide"
+        self.wide_stored = self.wide_name    # the wide set's table: without its constant columns, another name
         self._wide_built = False
         self._witness: tuple[str, dict[str, np.ndarray]] | None = None
         self.qis: list[QuasiIdentifier] = []
@@ -457,13 +458,32 @@ class FrequencySet:
         replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
         if not self._wide_built:
             view = self.counts is not self.backend
-            self.backend.execute("wide_frequency_set.sql", **self._fs_context(), view=view,
-                                 cluster_by=self.cluster_order() if self.backend.clusters_wide and not view else [])
+            cluster = self.cluster_order() if self.backend.clusters_wide and not view else []
+            constant = [] if view else [c for c in self.constant_columns() if c not in cluster]
+            context = self._fs_context()
+            if constant:        # the table without them, and the wide set a view adding them back
+                self.wide_stored = context["wide"] = f"{self.wide_name}_cells"
+            self.backend.execute("wide_frequency_set.sql", **context, view=view, cluster_by=cluster, omit=constant)
+            if constant:
+                types = context["code_types"]
+                self.backend.execute("wide_constants_view.sql", name=self.wide_name, table=self.wide_stored,
+                                     constants={c: types.get(c) for c in constant})
             if not view and self.backend.bottom_view_over_wide:
                 self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
                 self.backend.execute("bottom_as_view.sql", **self._fs_context())
             self._wide_built = True
         return self.wide_name
+
+    def constant_columns(self) -> list[str]:
+        """The wide frequency set's level columns whose code is 0 for every value (a level of one label: each
+        attribute's top level, or every level of an attribute of one value): not written into its table, but
+        added back as constants by a view over it (`wide_constants_view.sql`). Writing 100 M rows of Lands End
+        without its 8 such columns of 25 took 19.3 / 21.8 s instead of 28.4 s (ad hoc, in-process, one run)."""
+        out = []
+        for q in self.qis:
+            codes = q.hierarchy.codes()
+            out += [q.col(j) for j in range(q.height + 1) if codes.size and not codes[j].any()]
+        return out
 
     def cluster_order(self) -> list[str]:
         """The wide frequency set's code columns to write it in (`Backend.clusters_wide`): the attribute of

@@ -319,11 +319,39 @@ def test_duckdb_writes_the_wide_frequency_set_clustered(nested, clusters, monkey
         order = run.fs.cluster_order()
         assert order == ([q.col(0)] if nested else [q.col(j) for j in range(q.height, -1, -1)])
         key = ", ".join(f'"{c}"' for c in order)
-        descents = run.backend.con.execute(
+        assert run.fs.wide_table
+        descents = run.backend.con.execute(       # the rows as written: the table under the wide set's view
             f'SELECT count(*) FROM (SELECT ({key}) AS k, lag(({key})) OVER (ORDER BY rowid) AS p '
-            f'FROM "{run.fs.wide_table}") WHERE k < p').fetchone()[0]
+            f'FROM "{run.fs.wide_stored}") WHERE k < p').fetchone()[0]
         assert (descents == 0) is clusters
     assert not Backend.clusters_wide
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "duckdb, no narrow codes"])
+def test_the_wide_frequency_set_is_written_without_its_constant_columns(engine, monkeypatch):
+    """Level columns whose code is 0 for every value (each attribute's top level here) are not written into the
+    wide set's table (`FrequencySet.constant_columns`); the wide set is a view adding them back as 0, and
+    every level column of it is the hierarchy's code of the row's level-0 code."""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    if engine.endswith("no narrow codes"):
+        monkeypatch.setattr(DuckDBBackend, "code_type", lambda self, largest: None)
+    with Anonymization(adult_policy(5, {"k": 5}), db=":memory:") as run:
+        fs, con = run.fs, run.backend.con
+        fs.rollup = False
+        assert fs.wide_table == fs.wide_name != fs.wide_stored
+        constant = fs.constant_columns()
+        assert constant == [q.col(q.height) for q in fs.qis]        # Adult's hierarchies: one label on top
+        stored = [r[0] for r in con.execute(f'DESCRIBE "{fs.wide_stored}"').fetchall()]
+        seen = [r[0] for r in con.execute(f'DESCRIBE "{fs.wide_name}"').fetchall()]
+        assert not set(constant) & set(stored) and set(seen) == set(stored) | set(constant)
+        for q in fs.qis:
+            cols = ", ".join(f'"{q.col(j)}"' for j in range(q.height + 1))
+            got = con.execute(f'SELECT DISTINCT {cols} FROM "{fs.wide_name}"').fetchall()
+            codes = q.hierarchy.codes()         # per level, the code of each value (its level-0 code)
+            assert got and all(tuple(codes[:, row[0]]) == row for row in got), q.name
+        minimal = run.search("brute_force").minimal     # every node grouped over the view
+    with Anonymization(adult_policy(5, {"k": 5}), db=":memory:") as rolled:      # rolled up in memory
+        assert minimal == rolled.search("brute_force").minimal
 
 
 @pytest.mark.parametrize("entity_key", [None, "education_num"], ids=["rows", "entity key"])
@@ -896,7 +924,8 @@ def test_the_witness_sample_depends_on_the_cells_not_on_the_order_they_were_writ
     monkeypatch.setattr(frequency, "WITNESS_CELLS", 512)
     with Anonymization(adult_policy(5, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}}), db=":memory:") as run:
         fs, con = run.fs, run.backend.con
-        wide = fs.wide_table
+        assert fs.wide_table
+        wide = fs.wide_stored       # the table under the wide set's view (`constant_columns`)
 
         def sample() -> list[tuple]:
             fs._witness = None
