@@ -666,13 +666,14 @@ class FrequencySet:
         if not nodes:
             return []
         distinct_cols = [self._sens(s).col for s in distinct]
+        radixes = [self._block_radix(levels) for levels in nodes]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         distinct_cols=distinct_cols, entity=self.entity, radix=self._block_radix(levels))
-                    for i, levels in enumerate(nodes)]
+                         distinct_cols=distinct_cols, entity=self.entity, radix=radix)
+                    for i, (levels, radix) in enumerate(zip(nodes, radixes))]
         # node_counts_branch.sql groups by the block (its size; a COUNT DISTINCT is never hashed perfectly), and
         # for one distinct count by (block, value) first (its count), then by the block (size and values)
         values = [self._sens(distinct[0]).domain.size] if len(distinct) == 1 and not self.entity else []
-        blocks = [self._key_ranges(levels) for levels in nodes]
+        blocks = [self._key_ranges(levels, radix) for levels, radix in zip(nodes, radixes)]
         with self._perfect_hashing([[(block + values, 1), (block, 2)] if values else [(block, 1)] for block in blocks]):
             data = self.counts.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
@@ -710,10 +711,11 @@ class FrequencySet:
         if self.entity:
             raise ValueError("node verdicts count rows, not persons")     # the caller checks; a bug otherwise
         sens_col = self._sens(sensitive).col
+        radixes = [self._block_radix(levels) for levels in nodes]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
                          sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
-                         witness=self.witness_table() if witness else None, radix=self._block_radix(levels))
-                    for i, levels in enumerate(nodes)]
+                         witness=self.witness_table() if witness else None, radix=radix)
+                    for i, (levels, radix) in enumerate(zip(nodes, radixes))]
         if value_groups and not witness:
             for b in branches:
                 if b["radix"]:
@@ -726,7 +728,8 @@ class FrequencySet:
                                        ("node_verdict_grouped_branch.sql", grouped, value_groups)):
             if not part:
                 continue
-            with self._perfect_hashing([self._verdict_group_bys(nodes[i], sensitive, groups) for i in part]):
+            with self._perfect_hashing([self._verdict_group_bys(nodes[i], radixes[i], sensitive, groups)
+                                        for i in part]):
                 data = self.counts.fetchnumpy_union(template, [branches[i] for i in part])
             with_undecided = "undecided" in data
             for row, g in enumerate(np.asarray(data["g"], dtype=np.int64)):
@@ -758,20 +761,19 @@ class FrequencySet:
         radix = [self.radix(a, lvl) for a, lvl in levels.items()]
         return radix if len(radix) > 1 and float(np.prod(radix, dtype=np.float64)) < PACKED_KEY_LIMIT else None
 
-    def _key_ranges(self, levels: dict[str, int]) -> list[int]:
-        """How many codes each key column of a node's GROUP BY takes: the packed block key's (`_block_radix`),
-        else each attribute's at its level."""
-        radix = self._block_radix(levels)
+    def _key_ranges(self, levels: dict[str, int], radix: list[int] | None) -> list[int]:
+        """How many codes each key column of a node's GROUP BY takes: the packed block key's (`radix`, the node's
+        `_block_radix`, as its branch already holds it), else each attribute's at its level."""
         if radix:
             return [int(np.prod(radix, dtype=np.int64))]
         return [self.radix(a, lvl) for a, lvl in levels.items()]
 
-    def _verdict_group_bys(self, levels: dict[str, int], sensitive: str,
+    def _verdict_group_bys(self, levels: dict[str, int], radix: list[int] | None, sensitive: str,
                            groups: int | None) -> list[tuple[list[int], int]]:
         """The GROUP BYs of a verdict query, as (key ranges, aggregates): (block, value) with the cell's count,
         then the block with its size, values and sum of c ln c (`node_verdict_branch.sql`); with `groups`, the
         same on (block, group of values) before them (`node_verdict_grouped_branch.sql`)."""
-        block = self._key_ranges(levels)
+        block = self._key_ranges(levels, radix)
         exact = [(block + [self._sens(sensitive).domain.size], 1), (block, 3)]
         return ([(block + [groups], 1), (block, 3)] if groups else []) + exact
 
