@@ -7,11 +7,14 @@ the generator's landsend_k6.yaml (7 quasi-identifiers, cost sensitive, k = 6, no
 pointed at the PostgreSQL table; the job is every minimal node, the chosen node and the release (a table).
 
 Each configuration (--configs: `default` = no session settings; `work_mem` = `settings: {work_mem: 256MB}`)
-and DuckDB (reading the Parquet file) run in turn, --repeat rounds; every statement is timed by its template
-(Backend._timed), so the table shows which statement kinds dominate. The runs must agree: minimal nodes,
-chosen node and released rows.
+and DuckDB (reading the Parquet file) run in turn, --repeat rounds, each run in a fresh process; every statement
+is timed by its template (Backend._timed), so the table shows which statement kinds dominate. With --baseline
+CHECKOUT (a worktree of another commit) every configuration runs again with that checkout's sqlanon, after this
+one's in each round: the baseline of the same run. The runs must agree: minimal nodes, chosen node and
+released rows.
 
     python benchmarks/bench_postgres.py --repeat 1 --out benchmarks/RESULTS-postgres.md
+    python benchmarks/bench_postgres.py --configs default --baseline /tmp/worktree --out results.md
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import collections
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,8 +35,12 @@ sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one i
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 from bench_read_once import statement_rows  # noqa: E402
-from bench_rows import dataset  # noqa: E402
+from bench_rows import CODE_ENV, baseline_label, dataset  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
+
+# a worker (`measure`) imports sqlanon from the checkout it was given: put first on the path after the imports
+# above (each benchmark module puts its own checkout first when imported) and before test_engines imports sqlanon
+sys.path.insert(0, os.environ.get(CODE_ENV, str(ROOT)))
 from test_engines import PostgresServer, _pg_bin  # noqa: E402  (the tests' server: initdb + pg_ctl in /tmp)
 
 ROWS = 4_591_581
@@ -84,6 +92,7 @@ def work_mem_ab(dsn: str, repeat: int) -> dict[str, list[float]]:
 
 def run_one(policy_raw: dict, base_dir: Path) -> dict:
     """One run in this process, every statement timed by template."""
+    import sqlanon
     from sqlanon.anonymizer import Anonymization
     from sqlanon.engines.base import Backend
     from sqlanon.policy import load_policy
@@ -114,11 +123,32 @@ def run_one(policy_raw: dict, base_dir: Path) -> dict:
         out = {"prepare_s": t1 - t0, "search_s": t2 - t1, "choose_s": t3 - t2, "release_s": t4 - t3,
                "total_s": t4 - t0, "minimal": sorted(str(run.lattice.levels(n)) for n in result.minimal),
                "evaluated": result.evaluated, "chosen": run.chosen.levels, "released": run.outputs[0].rows,
-               "statements": run.backend.statements, "per_template": dict(per)}
+               "statements": run.backend.statements, "per_template": dict(per),
+               "package": str(Path(sqlanon.__file__).resolve().parents[1])}
         run.close()
         return out
     finally:
         Backend._timed = timed
+
+
+def worker(policy_json: str, base_dir: str) -> None:
+    """One run (`run_one`) with the checkout `measure` names (put first on the path on import); its result as
+    a JSON line."""
+    print(json.dumps(run_one(json.loads(policy_json), Path(base_dir)), default=str), flush=True)
+
+
+def measure(policy: dict, base_dir: Path, code: str) -> dict:
+    """One run in a fresh process with the sqlanon package of the checkout `code`; stops the benchmark when the
+    run fails or imported another checkout's package."""
+    code = str(Path(code).resolve())
+    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(policy), str(base_dir)],
+                          capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, **{CODE_ENV: code}))
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if result["package"] != code:
+        raise SystemExit(f"the run imported sqlanon from {result['package']}, not from {code}")
+    return result
 
 
 def main() -> None:
@@ -126,20 +156,29 @@ def main() -> None:
     ap.add_argument("--data", default="/tmp/sqlanon-landsend")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--configs", default="default,work_mem")
+    ap.add_argument("--baseline", default=None, metavar="CHECKOUT",
+                    help="also run every configuration with this checkout's sqlanon (a worktree of another commit)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--ab-only", type=int, default=0, metavar="N",
                     help="only the work_mem A/B of one GROUP BY, N times each, alternating (no full runs)")
+    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return
     folder = dataset(Path(args.data), ROWS)
     raw = yaml.safe_load((folder / "landsend_k6.yaml").read_text())
+    versions = [("", str(ROOT))]
+    if args.baseline:
+        versions.append((f" ({baseline_label(args.baseline)})", args.baseline))
     server = PostgresServer(_pg_bin())
     try:
         import psycopg
         with psycopg.connect(server.dsn(), autocommit=True) as con:
             con.execute("CREATE DATABASE bench")
         dsn = server.dsn("bench")
-        os.environ[ENV] = dsn
+        os.environ[ENV] = dsn       # the workers inherit it
         load_s = load(dsn, folder / "landsend.parquet")
         print(f"loaded in {load_s:.1f} s", file=sys.stderr, flush=True)
         if args.ab_only:
@@ -148,20 +187,22 @@ def main() -> None:
             print(json.dumps({"work_mem_ab": ab, "load_before": before, "load_after": os.getloadavg()[0],
                               "medians": {k: statistics.median(v) for k, v in ab.items()}}))
             return
-        runs: dict[str, list[dict]] = {c: [] for c in ["duckdb", *args.configs.split(",")]}
+        configs = ["duckdb", *args.configs.split(",")]
+        runs: dict[str, list[dict]] = {c + suffix: [] for suffix, _ in versions for c in configs}
         loads = []
         for _ in range(args.repeat):
-            for name in runs:
-                loads.append(os.getloadavg()[0])
-                policy = dict(raw)
-                if name != "duckdb":
-                    policy["source"] = {"engine": "postgres", "dsn_env": ENV, "table": "landsend",
-                                        "settings": CONFIGS[name]}
-                policy["release"] = {"name": "landsend_release", "materialize": "table"}
-                r = run_one(policy, folder)
-                runs[name].append(r)
-                print(name, json.dumps({k: v for k, v in r.items() if k != "per_template"}, default=str),
-                      file=sys.stderr, flush=True)
+            for suffix, code in versions:
+                for name in configs:
+                    loads.append(os.getloadavg()[0])
+                    policy = dict(raw)
+                    if name != "duckdb":
+                        policy["source"] = {"engine": "postgres", "dsn_env": ENV, "table": "landsend",
+                                            "settings": CONFIGS[name]}
+                    policy["release"] = {"name": "landsend_release", "materialize": "table"}
+                    r = measure(policy, folder, code)
+                    runs[name + suffix].append(r)
+                    print(name + suffix, json.dumps({k: v for k, v in r.items() if k != "per_template"}, default=str),
+                          file=sys.stderr, flush=True)
     finally:
         server.stop()
     if args.json:
@@ -172,7 +213,7 @@ def main() -> None:
 
 def render(runs: dict, loads: list[float], load_s: float, args) -> list[str]:
     command = (f"python benchmarks/bench_postgres.py --repeat {args.repeat} --configs {args.configs}"
-               + (f" --out {args.out}" if args.out else ""))
+               + (f" --baseline {args.baseline}" if args.baseline else "") + (f" --out {args.out}" if args.out else ""))
     ref = runs["duckdb"][0]
     lines = [f"Machine: {machine()}; PostgreSQL from {_pg_bin()}", "", f"Command: `{command}`", "",
              f"Synthetic Lands End, {ROWS:,} rows (seed 0), landsend_k6.yaml (7 quasi-identifiers, cost sensitive, "
@@ -189,7 +230,9 @@ def render(runs: dict, loads: list[float], load_s: float, args) -> list[str]:
         r = rs[0]
         same = all(x["minimal"] == ref["minimal"] and x["chosen"] == ref["chosen"] and x["released"] == ref["released"]
                    for x in rs)
-        label = "DuckDB (Parquet)" if name == "duckdb" else f"PostgreSQL, {name} {CONFIGS[name] or ''}".strip()
+        config, _, baseline = name.partition(" (")
+        label = "DuckDB (Parquet)" if config == "duckdb" else f"PostgreSQL, {config} {CONFIGS[config] or ''}".strip()
+        label += f" ({baseline}" if baseline else ""
         lines.append(f"| {label} | {m['prepare_s']:.1f} | {m['search_s']:.1f} | {m['choose_s']:.1f} | "
                      f"{m['release_s']:.1f} | {m['total_s']:.1f} | {r['statements']} | {len(r['minimal'])} | "
                      + ", ".join(f"{k}={v}" for k, v in r["chosen"].items())
@@ -197,7 +240,7 @@ def render(runs: dict, loads: list[float], load_s: float, args) -> list[str]:
     lines.append("")
     for name, rs in runs.items():
         r = rs[0]
-        if name == "duckdb":
+        if name.partition(" (")[0] == "duckdb":
             continue
         lines += [f"### Statements by template: {name} (first round, {r['total_s']:.1f} s)", "",
                   "| template | runs | seconds | share |", "| - | - | - | - |"]

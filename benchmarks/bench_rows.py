@@ -162,6 +162,15 @@ def run_worker(argv: list[str], db: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def baseline_label(checkout: str) -> str:
+    """Make a baseline checkout importable as a package (its sql_templates/ copied into its sqlanon/, where an
+    installed package has them) and name it by its commit."""
+    own = Path(checkout) / "sqlanon" / "sql_templates"
+    if not own.exists():
+        shutil.copytree(Path(checkout) / "sql_templates", own)
+    return f"baseline {_commit(checkout)}"
+
+
 def measure_floor(parquet: Path, db: Path, settings: dict) -> dict:
     return run_worker([__file__, "--floor-worker", str(parquet), str(db), json.dumps(settings)], db)
 
@@ -232,10 +241,7 @@ def main() -> None:
     data = Path(args.data)
     variants: list[tuple[str, str | None]] = [("this", None)]
     if args.baseline:
-        own = Path(args.baseline) / "sqlanon" / "sql_templates"
-        if not own.exists():
-            shutil.copytree(Path(args.baseline) / "sql_templates", own)
-        variants.append((f"baseline {_commit(args.baseline)}", args.baseline))
+        variants.append((baseline_label(args.baseline), args.baseline))
     rows = []
     for n in [int(s) for s in args.rows.split(",")]:
         folder = dataset(data, n)
