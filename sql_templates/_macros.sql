@@ -73,3 +73,43 @@
 {{ join }} {{ map }} AS {{ alias }} ON {{ alias }}."value" = CAST({{ column }} AS VARCHAR)
 {%- endif %}
 {%- endmacro %}
+
+{# The bottom frequency set's SELECT (frequency_set.sql, which documents it): the level-0 code of every
+   quasi-identifier, the code of every sensitive value (and the person, with `entity`) and the count, read
+   from `source` (the staged table with its `weight` column, or the source itself) joined to the mapping
+   tables. Also the subquery of the wide frequency set written straight from the source
+   (wide_frequency_set.sql with `bottom`). #}
+{% macro bottom_select(qis, sensitives, source, weight, distinct_rows, entity, code_types, joins) -%}
+SELECT
+{% for q in qis %}
+    {{ code('m%d."c0"' % loop.index0, code_types.get('q%d' % q.index)) }} AS {{ ('q%d' % q.index) | ident }},
+{% endfor %}
+{% for s in sensitives %}
+    {{ code('sm%d."code"' % loop.index0, code_types.get(s.col)) }} AS {{ s.col | ident }},
+{% endfor %}
+{% if entity %}
+    src.{{ entity | ident }} AS "e",
+{% endif %}
+    {% if distinct_rows %}CAST(src.{{ weight | ident }} AS BIGINT){% elif weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
+FROM {{ source | ident }} AS src
+{% for q in qis %}
+{{ map_join("JOIN", q.map_table | ident, "m%d" % loop.index0, "src." ~ (q.name | ident), joins.get(q.name)) }}
+{% endfor %}
+{% for s in sensitives %}
+{{ map_join("JOIN", s.map_table | ident, "sm%d" % loop.index0, "src." ~ (s.name | ident), joins.get(s.name)) }}
+{% endfor %}
+{% if not distinct_rows %}
+GROUP BY
+{% for q in qis %}
+    m{{ loop.index0 }}."c0"{% if not loop.last or sensitives %},{% endif %}
+
+{% endfor %}
+{% for s in sensitives %}
+    sm{{ loop.index0 }}."code"{% if not loop.last or entity %},{% endif %}
+
+{% endfor %}
+{% if entity %}
+    src.{{ entity | ident }}
+{% endif %}
+{% endif %}
+{%- endmacro %}

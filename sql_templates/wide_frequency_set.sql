@@ -6,8 +6,11 @@
    are runs of rows and the hash aggregation of each node query finds its groups near each other: at 100 M
    rows of Lands End the search took 262.6 s instead of 323.8 s, the sort included (paired, one run each;
    benchmarks/RESULTS-rows.md). Columns in `omit` are not written (`FrequencySet.constant_columns`: levels whose
-   code is 0 for every value; `wide_constants_view.sql` adds them back). #}
-{% from "_macros.sql" import code %}
+   code is 0 for every value; `wide_constants_view.sql` adds them back). With `bottom` (the bottom frequency
+   set's `source` and `joins`: `FrequencySet.reads_source_directly`) the bottom set is not a table but this
+   statement's subquery, grouped straight from the source (macro `bottom_select`): one statement instead of
+   three tables written (the staged source, the bottom set, the wide set). #}
+{% from "_macros.sql" import bottom_select, code %}
 {% set code_types = code_types | default({}) %}
 {% set omit = omit | default([]) %}
 CREATE OR REPLACE TEMPORARY {% if view is defined and view %}VIEW{% else %}TABLE{% endif %} {{ wide | ident }} AS
@@ -25,7 +28,13 @@ SELECT
     fs."e",
 {% endif %}
     fs."cnt"
+{% if bottom is defined and bottom %}
+FROM (
+{{ bottom_select(qis, sensitives, bottom.source, none, false, entity | default(none), code_types, bottom.joins) }}
+) AS fs
+{% else %}
 FROM {{ fs | ident }} AS fs
+{% endif %}
 {% for q in qis %}
 JOIN {{ q.map_table | ident }} AS m{{ loop.index0 }}
   ON m{{ loop.index0 }}."c0" = fs.{{ ('q%d' % q.index) | ident }}

@@ -19,6 +19,9 @@
    ``e``, and every count below is COUNT(DISTINCT e): a person with many rows counts once per class.
 3. The wide frequency set joins every level's code onto it (``q{i}_{j}``: attribute i at level j), so any
    lattice node is one GROUP BY over it, with no joins (docs/DESIGN.md section 1).
+   A source cheap to read again (on DuckDB a Parquet file or a table, without an entity key:
+   `FrequencySet.reads_source_directly`) is not staged: the profile and the distinct values read it, and the
+   wide frequency set is one statement grouped straight from it, the bottom set a view over it.
 4. `node_counts` rolls that up to a node and returns per-q*-block counts of each sensitive value.
 
 Column names inside these work tables are positional (q3_2, s0) so no user-chosen name is ever
@@ -294,9 +297,10 @@ class FrequencySet:
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
         checked = self.stage_columns()
-        staged = self._stage(checked)
-        profile = b.fetchrow("profile.sql", source=staged, columns=checked, entity=policy.entity_key,
-                             weight=STAGE_WEIGHT)
+        direct = self.reads_source_directly
+        # `read`: what the profile, the distinct values and the bottom frequency set read
+        read, weight = (self.source, None) if direct else (self._stage(checked), STAGE_WEIGHT)
+        profile = b.fetchrow("profile.sql", source=read, columns=checked, entity=policy.entity_key, weight=weight)
         # with an entity key every count is of distinct persons (issue: a person's many rows are one)
         self.rows = int(profile[0])
         if self.rows == 0:
@@ -308,7 +312,7 @@ class FrequencySet:
                                 "fill them")
         # the values of every column whose hierarchy is built from the data, and of the sensitive columns: one scan
         generated = [n for n, spec in policy.quasi_identifiers.items() if spec_kind(spec, n) != "taxonomy"]
-        values_of = _distinct_values_many(b, staged, generated + list(policy.sensitive))
+        values_of = _distinct_values_many(b, read, generated + list(policy.sensitive))
         uncovered = []
         for i, (name, spec) in enumerate(policy.quasi_identifiers.items()):
             values = values_of.get(name)
@@ -324,12 +328,16 @@ class FrequencySet:
                                    b.dialect)
         for i, (name, sensitive_spec) in enumerate(policy.sensitive.items()):
             self.sensitives.append(self._create_sensitive(i, name, sensitive_spec, columns[name], values_of[name]))
-        self._create_frequency_sets(staged)
-        self._check_covered(uncovered, staged)
-        self.staged = self._keep_staged(staged, checked)
-        if self.staged is None and b.engine != "spark":
-            # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
-            b.execute("drop_relation.sql", name=staged, kind="TABLE")
+        if direct:      # the wide frequency set grouped from the source, the bottom one a view over it
+            self._build_wide(bottom={"source": read, "joins": self.joins})
+        else:
+            self._create_frequency_sets(read)
+        self._check_covered(uncovered, read)
+        if not direct:
+            self.staged = self._keep_staged(read, checked)
+            if self.staged is None and b.engine != "spark":
+                # its rows are in the frequency set now; Spark's work tables are cached views whose plans name it
+                b.execute("drop_relation.sql", name=read, kind="TABLE")
         totals = self.sensitive_totals()
         for s in self.sensitives:
             object.__setattr__(s.domain, "totals", totals[s.name])
@@ -349,6 +357,19 @@ class FrequencySet:
         for j in range(t.height + 1):
             data[f"n{j}"] = leaves[j].astype(np.int64)
         return columns_frame(data)
+
+    @property
+    def reads_source_directly(self) -> bool:
+        """Is the source read where the preparation needs it instead of staged (`_stage`)? Where it is cheap to
+        read again (`Backend.rereads_source_cheaply`: on DuckDB a Parquet file, whose row count and NULLs are in
+        its metadata, or a table), without an entity key. Then the profile and the distinct values read their
+        columns of it, and the wide frequency set is one statement grouped from it (`wide_frequency_set.sql`
+        with `bottom`): its joins to the mapping tables come before the GROUP BY, on a nearly distinct source
+        faster than grouping the raw values first. At 100 M rows of Lands End that statement took 35.0 s,
+        against 63.5 s for the staged route's three tables (the staged source 26.1 s, the bottom frequency set
+        16.8 s, the wide set 20.6 s; ad hoc, one process). A CSV file (parsed again) and a query or a view (run
+        again) are staged, and their release may then be built from the staged source."""
+        return self.backend.rereads_source_cheaply and not self.policy.entity_key
 
     def stage_columns(self) -> list[str]:
         """The columns sqlanon reads from the source: quasi-identifiers, sensitive attributes, entity key."""
@@ -452,27 +473,35 @@ class FrequencySet:
     @property
     def wide_table(self) -> str:
         """The wide frequency set (every level's code joined onto the bottom one), built on first use: a
-        search rolled up in memory (`sqlanon.rollup`) may never need it. With a local copy of the counts
+        search rolled up in memory (`sqlanon.rollup`) may never need it. (A source read directly,
+        `reads_source_directly`, has it from the preparation: there it replaces the bottom set's table.) With a local copy of the counts
         (`_local_copy`) the copy holds its own, built with it, and the engine's is a view, computed only if
         a command reads it there (marginals, k-map). Where it is a table, the bottom frequency set's table is
         replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
         if not self._wide_built:
-            view = self.counts is not self.backend
-            cluster = self.cluster_order() if self.backend.clusters_wide and not view else []
-            constant = [] if view else [c for c in self.constant_columns() if c not in cluster]
-            context = self._fs_context()
-            if constant:        # the table without them, and the wide set a view adding them back
-                self.wide_stored = context["wide"] = f"{self.wide_name}_cells"
-            self.backend.execute("wide_frequency_set.sql", **context, view=view, cluster_by=cluster, omit=constant)
-            if constant:
-                types = context["code_types"]
-                self.backend.execute("wide_constants_view.sql", name=self.wide_name, table=self.wide_stored,
-                                     constants={c: types.get(c) for c in constant})
-            if not view and self.backend.bottom_view_over_wide:
-                self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
-                self.backend.execute("bottom_as_view.sql", **self._fs_context())
-            self._wide_built = True
+            self._build_wide()
         return self.wide_name
+
+    def _build_wide(self, bottom: dict | None = None) -> None:
+        """Write the wide frequency set (`wide_table`); with `bottom` (source and joins) grouped straight from the
+        source in the same statement (`reads_source_directly`), where no bottom frequency set table exists."""
+        view = self.counts is not self.backend
+        cluster = self.cluster_order() if self.backend.clusters_wide and not view else []
+        constant = [] if view else [c for c in self.constant_columns() if c not in cluster]
+        context = self._fs_context()
+        if constant:        # the table without them, and the wide set a view adding them back
+            self.wide_stored = context["wide"] = f"{self.wide_name}_cells"
+        self.backend.execute("wide_frequency_set.sql", **context, view=view, cluster_by=cluster, omit=constant,
+                             bottom=bottom)
+        if constant:
+            types = context["code_types"]
+            self.backend.execute("wide_constants_view.sql", name=self.wide_name, table=self.wide_stored,
+                                 constants={c: types.get(c) for c in constant})
+        if bottom is not None or (not view and self.backend.bottom_view_over_wide):
+            if bottom is None:
+                self.backend.execute("drop_relation.sql", name=self.fs_table, kind="TABLE")
+            self.backend.execute("bottom_as_view.sql", **self._fs_context())
+        self._wide_built = True
 
     def constant_columns(self) -> list[str]:
         """The wide frequency set's level columns whose code is 0 for every value (a level of one label, codes

@@ -1,5 +1,8 @@
 """The release built from the staged source (each staged row repeated by its count) holds exactly the rows
-and column types of the release read from the source, and the source is then read once in the whole run."""
+and column types of the release read from the source, and the source is then read once in the whole run.
+
+Every test here takes the staged route, also for the DuckDB tables and Parquet files that a run reads directly
+(`FrequencySet.reads_source_directly`, tests/test_direct_source.py compares the two routes)."""
 from __future__ import annotations
 
 import duckdb
@@ -29,6 +32,11 @@ HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_co
                 "nationality": {"hierarchy": "suppress"}}
 TYPED_QIS = {"age": {"hierarchy": "intervals", "widths": [10, 20]}, "sex": {"hierarchy": "suppress"},
              "visit": {"hierarchy": "suppress"}}
+
+
+@pytest.fixture(autouse=True)
+def staged_route(monkeypatch):
+    monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
 
 
 def _typed_policy(tmp_path, **extra):

@@ -137,6 +137,9 @@ class Backend:
     # the typed value (`dialects.map_joins`, macro `map_join`) instead of casting every source value to text
     # (DuckDB: the engine measured; the printed scripts keep the text join, for any engine's column types)
     typed_map_joins = False
+    # the attached source is columnar and cheap to read again (a Parquet file, a table; set by `attach_source`):
+    # the preparation then reads it where it needs it instead of staging it (`FrequencySet.reads_source_directly`)
+    rereads_source_cheaply = False
 
     def code_type(self, largest: int) -> str | None:
         """The column type for integer codes up to `largest` in the frequency sets, or None to keep the

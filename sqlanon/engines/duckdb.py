@@ -215,6 +215,7 @@ class DuckDBBackend(Backend):
         """
         con = self.con
         self.apply_settings(source)
+        self.rereads_source_cheaply = False
         try:
             con.unregister(SOURCE_VIEW)
             if source.kind in ("csv", "parquet"):
@@ -222,6 +223,9 @@ class DuckDBBackend(Backend):
                 self.execute("drop_relation.sql", name=SOURCE_VIEW, kind="VIEW")
                 reader = con.read_csv if source.kind == "csv" else con.read_parquet
                 con.register(SOURCE_VIEW, reader(str(source.path)))
+                # a Parquet file's row count and NULLs are in its metadata, and its columns read apart; a CSV
+                # file would be parsed again
+                self.rereads_source_cheaply = source.kind == "parquet"
             elif source.kind == "query":
                 query = source_select(source.query, "duckdb")
                 catalog = self._attach_source_database(source)
@@ -249,6 +253,8 @@ class DuckDBBackend(Backend):
                                     + "; check the name (schema.table for another schema)")
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
                              query="SELECT * FROM " + templates.qualified(*(p for p in (catalog, schema, table) if p)))
+                # a table, not a view whose query would run again at every read
+                self.rereads_source_cheaply = self.fetchrow("relation_kind.sql", [catalog, schema, table])[0] == "TABLE"
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return SOURCE_VIEW

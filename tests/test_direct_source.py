@@ -1,0 +1,144 @@
+"""A source cheap to read again (on DuckDB a Parquet file or a table) is not staged: the profile and the distinct
+values read it, and the wide frequency set is grouped straight from it in one statement
+(`FrequencySet.reads_source_directly`). Every count, the search, the chosen node and the release equal the
+staged route's (tests/test_read_once.py tests that route on its own)."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from sqlanon import frequency
+from sqlanon.anonymizer import Anonymization
+from sqlanon.engines.duckdb import connect
+from sqlanon.errors import DataError, UnknownValues
+from sqlanon.policy import load_policy
+
+from conftest import HOSPITAL, adult_policy
+from test_read_once import TYPED, TYPED_QIS
+
+HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                "nationality": {"hierarchy": "suppress"}}
+
+
+def _policy(kind: str, tmp_path, **extra):
+    if kind == "adult parquet":       # taxonomies and intervals, suppression
+        return load_policy(adult_policy(4, {"k": 50, "max_suppression": 0.02}, **extra), base_dir=tmp_path)
+    if kind == "hospital parquet":    # one more Parquet file, written here from the CSV
+        path = tmp_path / "hospital.parquet"
+        if not path.exists():
+            duckdb.connect().execute(f"COPY (SELECT * FROM read_csv(?)) TO '{path}' (FORMAT parquet)",
+                                     [str(HOSPITAL / "hospital.csv")])
+        return load_policy({"source": {"parquet": str(path)}, "quasi_identifiers": HOSPITAL_QIS,
+                            "sensitive": ["condition"], "privacy": {"k": 3, "l_diversity": {"variant": "entropy",
+                                                                                            "l": 1.5}},
+                            "release": {"name": "rel"}, **extra}, base_dir=tmp_path)
+    # "typed table": INTEGER, VARCHAR and DATE quasi-identifiers (typed joins), a DECIMAL sensitive value, an
+    # interval hierarchy built from the data's distinct values
+    return _typed(tmp_path, {"table": "people"}, extra)
+
+
+def _typed(tmp_path, source: dict, extra: dict, quasi_identifiers: dict = TYPED_QIS):
+    return load_policy({"source": source, "quasi_identifiers": quasi_identifiers, "sensitive": ["score"],
+                        "privacy": {"k": 30}, "release": {"name": "rel"}, **extra}, base_dir=tmp_path)
+
+
+def _backend(tmp_path, name: str):
+    backend = connect(str(tmp_path / f"{name}.duckdb"))
+    backend.con.execute(TYPED)
+    backend.log = []
+    return backend
+
+
+def _run(policy, backend) -> dict:
+    """Everything the run computed from the source, as plain values."""
+    con = backend.con
+    with Anonymization(policy, connection=backend) as run:
+        fs = run.fs
+        wide = con.execute(f'SELECT * FROM "{fs.wide_table}" ORDER BY ALL').fetchall()
+        out = {
+            "direct": fs.reads_source_directly,
+            "rows": fs.rows,
+            "bottom": con.execute(f'SELECT * FROM "{fs.fs_table}" ORDER BY ALL').fetchall(),
+            "wide": wide,
+            "totals": {s.name: s.domain.totals.tolist() for s in fs.sensitives},
+            "minimal": sorted(run.search().minimal),
+            "chosen": dict(run.choose().levels),
+            "suppressed": run.chosen.result.suppressed_rows,
+        }
+        run.materialize()
+        rel = policy.release.name
+        out["types"] = con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {rel})").fetchall()
+        out["release"] = con.execute(f"SELECT *, COUNT(*) FROM {rel} GROUP BY ALL ORDER BY ALL").fetchall()
+        out["fs kind"] = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ?",
+                                     [fs.fs_table]).fetchone()[0]
+    return out
+
+
+@pytest.mark.parametrize("kind", ["adult parquet", "hospital parquet", "typed table"])
+def test_a_source_read_directly_gives_what_the_staged_route_gives(kind, tmp_path, monkeypatch):
+    direct_backend = _backend(tmp_path, "direct")
+    direct = _run(_policy(kind, tmp_path), direct_backend)
+    with monkeypatch.context() as m:
+        m.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+        staged_backend = _backend(tmp_path, "staged")
+        staged = _run(_policy(kind, tmp_path), staged_backend)
+    assert direct.pop("direct") and not staged.pop("direct")
+    # the bottom frequency set is a view over the wide set in both: the staged route's table is dropped once
+    # the wide set is built, the direct route never writes one
+    assert direct.pop("fs kind") == staged.pop("fs kind") == "VIEW"
+    assert direct == staged
+    # one row per cell, the source's every row counted once
+    assert len({row[:-1] for row in direct["bottom"]}) == len(direct["bottom"])
+    assert sum(row[-1] for row in direct["bottom"]) == direct["rows"]
+    assert direct["minimal"] and sum(row[-1] for row in direct["release"]) == direct["rows"] - direct["suppressed"]
+    if kind == "adult parquet":
+        assert direct["rows"] == 45222 and direct["suppressed"] > 0
+    templates = lambda log: [s for s in log if "__sqlanon_staged" in s]  # noqa: E731
+    assert not templates(direct_backend.log) and templates(staged_backend.log)
+
+
+def test_which_sources_are_read_directly(tmp_path):
+    """Parquet files and tables are read where needed; a CSV file (parsed again), a view or a query (run
+    again) is staged, and so is any source with an entity key (its counts are of distinct persons)."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute(TYPED)
+    con.execute("CREATE VIEW people_view AS SELECT * FROM people")
+    con.execute(f"COPY people TO '{tmp_path / 'people.csv'}' (HEADER)")
+    con.execute(f"COPY people TO '{tmp_path / 'people.parquet'}' (FORMAT parquet)")
+    sources = {
+        "table": ({"table": "people"}, True),
+        "parquet": ({"parquet": "people.parquet"}, True),
+        "view": ({"table": "people_view"}, False),
+        "csv": ({"csv": "people.csv"}, False),
+        "query": ({"query": "SELECT * FROM people"}, False),
+    }
+    for name, (source, direct) in sources.items():
+        for entity in (None, "customer"):
+            extra = {"entity_key": entity, "privacy": {"k": 3}} if entity else {}
+            with Anonymization(_typed(tmp_path, source, extra), connection=con) as run:
+                assert run.fs.reads_source_directly is (direct and entity is None), (name, entity)
+                assert run.fs.rows == (11 if entity else 2000)
+    con.close()
+
+
+
+
+def test_read_directly_a_value_missing_from_a_taxonomy_is_named(tmp_path):
+    """The wide set's inner joins drop the rows of a value its taxonomy lacks ('x', 667 of the 2,000 rows):
+    the coverage check sees fewer rows than the profile counted and names the value."""
+    (tmp_path / "sex.csv").write_text("sex,level_1\nf,*\nm,*\n")
+    con = duckdb.connect()
+    con.execute(TYPED)
+    policy = _typed(tmp_path, {"table": "people"}, {}, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}})
+    with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy") as e:
+        Anonymization(policy, connection=con)
+    assert e.value.values == ["x"]
+
+
+def test_read_directly_a_null_is_refused(tmp_path):
+    con = duckdb.connect()
+    con.execute(TYPED)
+    con.execute("UPDATE people SET visit = NULL WHERE row_id < 3")
+    with pytest.raises(DataError, match=r"column 'visit' has 3 NULL value\(s\)"):
+        Anonymization(_typed(tmp_path, {"table": "people"}, {}), connection=con)
