@@ -51,6 +51,11 @@ def policy_sql(run, dialect: str) -> str:
                + " (the profile, the distinct values and the frequency set read this table)")
     out.extend(s + ";" for s in dialects.statements("stage_source.sql", dialect, name=staged, source=source,
                                                      columns=fs.stage_columns(), weight=STAGE_WEIGHT, group=group))
+    if fs.reads_source_directly and dialect == run.backend.dialect:
+        out.append("-- (this run reads its source directly, a Parquet file or a table, instead of staging it: "
+                   "the profile and the distinct values read the source, and the wide frequency set below is "
+                   "one statement grouped straight from it, wide_frequency_set.sql with the bottom set as its "
+                   "subquery; the same rows as the three statements here)")
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))

@@ -142,3 +142,17 @@ def test_read_directly_a_null_is_refused(tmp_path):
     con.execute("UPDATE people SET visit = NULL WHERE row_id < 3")
     with pytest.raises(DataError, match=r"column 'visit' has 3 NULL value\(s\)"):
         Anonymization(_typed(tmp_path, {"table": "people"}, {}), connection=con)
+
+
+def test_sql_steps_say_when_the_run_reads_its_source_directly(tmp_path):
+    """`sqlanon sql --steps` prints the staged route for any dialect, and says when this run took the other."""
+    from sqlanon.sqlgen import policy_sql
+    con = duckdb.connect(str(tmp_path / "s.duckdb"))
+    con.execute(TYPED)
+    con.execute(f"COPY people TO '{tmp_path / 'people.csv'}' (HEADER)")
+    said = {}
+    for name, source in (("table", {"table": "people"}), ("csv", {"csv": "people.csv"})):
+        with Anonymization(_typed(tmp_path, source, {}), connection=con) as run:
+            run.choose()
+            said[name] = [("reads its source directly" in policy_sql(run, d)) for d in ("duckdb", "postgres")]
+    assert said == {"table": [True, False], "csv": [False, False]}
