@@ -11,5 +11,5 @@
    frequency set also reads as a subquery when it is written straight from the source. #}
 {% from "_macros.sql" import bottom_select %}
 CREATE OR REPLACE TEMPORARY TABLE {{ fs | ident }} AS
-{{ bottom_select(qis, sensitives, source, weight | default(none), distinct_rows | default(false), entity | default(none),
-                 code_types | default({}), joins | default({})) }}
+{{ bottom_select(qis, sensitives, source, weight | default(none), distinct_rows | default(false),
+                 entity | default(none), code_types | default({}), joins | default({})) }}

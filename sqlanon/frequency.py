@@ -402,9 +402,9 @@ class FrequencySet:
         """Every value of these columns is in its mapping table. The bottom frequency set joins every column
         to its mapping table, so it holds every source row exactly when they are all covered: its total is
         compared with the source's rows (a sum over the frequency set, where the count queries run), and only
-        when rows are missing does one statement over the staged source name the values that are not
-        covered. (On Spark the anti-joins over a staged source of millions of rows took longer than the
-        frequency set itself.)"""
+        when rows are missing does one statement over `staged` (the staged source, or the source itself where it
+        is read directly) name the values that are not covered. (On Spark the anti-joins over a staged source of
+        millions of rows took longer than the frequency set itself.)"""
         if not qis:
             return
         rows = (self.rows if not self.entity else
@@ -474,10 +474,10 @@ class FrequencySet:
     def wide_table(self) -> str:
         """The wide frequency set (every level's code joined onto the bottom one), built on first use: a
         search rolled up in memory (`sqlanon.rollup`) may never need it. (A source read directly,
-        `reads_source_directly`, has it from the preparation: there it replaces the bottom set's table.) With a local copy of the counts
-        (`_local_copy`) the copy holds its own, built with it, and the engine's is a view, computed only if
-        a command reads it there (marginals, k-map). Where it is a table, the bottom frequency set's table is
-        replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
+        `reads_source_directly`, has it from the preparation: there it replaces the bottom set's table.) With a
+        local copy of the counts (`_local_copy`) the copy holds its own, built with it, and the engine's is a
+        view, computed only if a command reads it there (marginals, k-map). Where it is a table, the bottom
+        frequency set's table is replaced by a view over it (`bottom_as_view.sql`): the same rows, held once."""
         if not self._wide_built:
             self._build_wide()
         return self.wide_name

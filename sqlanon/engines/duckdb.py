@@ -254,7 +254,8 @@ class DuckDBBackend(Backend):
                 self.execute("create_source_view.sql", view=SOURCE_VIEW,
                              query="SELECT * FROM " + templates.qualified(*(p for p in (catalog, schema, table) if p)))
                 # a table, not a view whose query would run again at every read
-                self.rereads_source_cheaply = self.fetchrow("relation_kind.sql", [catalog, schema, table])[0] == "TABLE"
+                kind = self.fetchrow("relation_kind.sql", [catalog, schema, table])[0]
+                self.rereads_source_cheaply = kind == "TABLE"
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return SOURCE_VIEW
