@@ -3,11 +3,11 @@
 1. Each quasi-identifier's hierarchy becomes a mapping table in the database, one row per base value:
    ``value`` (the base value as text), ``l0..lH`` (labels), ``c0..cH`` (integer codes per level) and
    ``n0..nH`` (how many base values the level's label covers, for the KL metric).
-2. The source is read once (``stage_source.sql``): grouped by the raw values of the columns sqlanon
-   reads, with a row count (on Spark not grouped: the source's columns, each row of weight 1, since a
-   GROUP BY there is a shuffle; `Backend.stage_groups`). The profile (rows, NULLs), the distinct values
-   the generated hierarchies are built from and the bottom frequency set all read that table; the
-   hierarchy coverage check compares the frequency set's total with the source's rows, and reads the
+2. The source is read once, staged (``stage_source.sql``; not a source cheap to read again, item 3): grouped
+   by the raw values of the columns sqlanon reads, with a row count (on Spark not grouped: the source's
+   columns, each row of weight 1, since a GROUP BY there is a shuffle; `Backend.stage_groups`). The profile
+   (rows, NULLs), the distinct values the generated hierarchies are built from and the bottom frequency set
+   all read that table; the hierarchy coverage check compares the frequency set's total with the source's rows, and reads the
    table again only to name the values a taxonomy lacks.
    When it is much smaller than the source, it is kept for the release, which then repeats each of
    its rows by its count instead of reading the source a second time (`release_table.sql`).
@@ -234,7 +234,7 @@ def equal_mass_groups(totals: np.ndarray, groups: int) -> np.ndarray:
     return out
 
 
-def _free_prefix(backend: Backend) -> str:
+def free_prefix(backend: Backend) -> str:
     """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
     taken = set(backend.temporary_tables())
     n = 1
@@ -261,12 +261,13 @@ class FrequencySet:
         self.source = source
         self.policy = policy
         # work tables are temporary and named per run, so two runs can share one connection
-        self.prefix = prefix or _free_prefix(backend)
+        self.prefix = prefix or free_prefix(backend)
         self.fs_table = f"{self.prefix}_fs"
         self.staged_name = f"{self.prefix}_staged"     # the source read once (`_stage`)
         self.wide_name = f"{self.prefix}_wide"
         self.wide_stored = self.wide_name    # the wide set's table: without its constant columns, another name
         self._wide_built = False
+        self._reads_directly: bool | None = None     # `reads_source_directly`, decided once
         self._witness: tuple[str, dict[str, np.ndarray]] | None = None
         self.qis: list[QuasiIdentifier] = []
         self.sensitives: list[Sensitive] = []
@@ -368,8 +369,12 @@ class FrequencySet:
         faster than grouping the raw values first. At 100 M rows of Lands End that statement took 35.0 s,
         against 63.5 s for the staged route's three tables (the staged source 26.1 s, the bottom frequency set
         16.8 s, the wide set 20.6 s; ad hoc, one process). A CSV file (parsed again) and a query or a view (run
-        again) are staged, and their release may then be built from the staged source."""
-        return self.backend.rereads_source_cheaply and not self.policy.entity_key
+        again) are staged, and their release may then be built from the staged source. Decided once, when the
+        preparation starts: the backend's flag describes the source it attached last, which may be another
+        run's."""
+        if self._reads_directly is None:
+            self._reads_directly = self.backend.rereads_source_cheaply and not self.policy.entity_key
+        return self._reads_directly
 
     def stage_columns(self) -> list[str]:
         """The columns sqlanon reads from the source: quasi-identifiers, sensitive attributes, entity key."""

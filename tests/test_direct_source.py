@@ -156,3 +156,32 @@ def test_sql_steps_say_when_the_run_reads_its_source_directly(tmp_path):
             run.choose()
             said[name] = [("reads its source directly" in policy_sql(run, d)) for d in ("duckdb", "postgres")]
     assert said == {"table": [True, False], "csv": [False, False]}
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["read directly", "staged, not kept"])
+def test_a_run_releases_its_own_source_when_another_run_shares_the_connection(direct, tmp_path, monkeypatch):
+    """Each run attaches its source under its own view (`{prefix}_source`): a second run on the connection,
+    built before the first one releases, cannot re-point the first run's source to its own. (Both runs here
+    read the source for their release: directly, or from a staged source too large to keep.)"""
+    if not direct:
+        monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+        monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
+    backend = _backend(tmp_path, "two")     # one backend object for both runs: its state is shared too
+    con = backend.con
+    con.execute(f"COPY people TO '{tmp_path / 'people.parquet'}' (FORMAT parquet)")
+    con.execute(f"COPY (SELECT * FROM people WHERE age >= 50 LIMIT 300) TO '{tmp_path / 'few.csv'}' (HEADER)")
+    first = Anonymization(_typed(tmp_path, {"parquet": "people.parquet"}, {}), connection=backend)
+    second = Anonymization(load_policy({"source": {"csv": "few.csv"}, "quasi_identifiers": TYPED_QIS,
+                                        "sensitive": ["score"], "privacy": {"k": 30}, "release": {"name": "rel2"}},
+                                       base_dir=tmp_path), connection=backend)
+    assert first.source != second.source and first.fs.prefix != second.fs.prefix
+    assert first.fs.reads_source_directly is direct      # decided for its own source, not the last one attached
+    first.choose()
+    first.materialize()
+    assert con.execute("SELECT COUNT(*) FROM rel").fetchone()[0] == 2000
+    scores = "SELECT score, COUNT(*) FROM {} GROUP BY ALL ORDER BY ALL"    # released as they are
+    assert con.execute(scores.format("rel")).fetchall() == con.execute(scores.format("people")).fetchall()
+    assert first.fs.staged is None and second.fs.rows == 300
+    second.close()
+    first.close()
+    backend.close()

@@ -51,6 +51,7 @@ def wrap_connection(connection) -> Backend:
     raise TypeError(f"not a connection sqlanon can use: {type(connection).__name__}")
 
 
-def attach_source(backend: Backend, source) -> str:
-    """Expose the policy's source as the temporary view `__sqlanon_source`; return the view name."""
-    return backend.attach_source(source)
+def attach_source(backend: Backend, source, view: str = SOURCE_VIEW) -> str:
+    """Expose the policy's source as the temporary view `view` (by default `__sqlanon_source`; a run names its
+    own, `{prefix}_source`, so that another run on the connection cannot re-point it); return the view name."""
+    return backend.attach_source(source, view)

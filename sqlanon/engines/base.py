@@ -263,7 +263,8 @@ class Backend:
     def table_exists(self, name: str) -> bool:
         return self.relation_kind(name) is not None
 
-    def attach_source(self, source) -> str:
+    def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
+        """Expose the policy's source as the temporary view `view`; return its name."""
         raise NotImplementedError
 
     def view_source(self, source) -> str | None:

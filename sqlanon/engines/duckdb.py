@@ -207,8 +207,9 @@ class DuckDBBackend(Backend):
         return _Transaction(self.con)
 
     # -- the source ---------------------------------------------------------------------------
-    def attach_source(self, source) -> str:
-        """Expose the policy's source as a temporary view `__sqlanon_source`; return the view name.
+    def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
+        """Expose the policy's source as a temporary view, `view` (`__sqlanon_source` unless a run names its own);
+        return the view name.
 
         The source is only read: a DuckDB file other than the output database is attached read-only,
         CSV/Parquet files are read through DuckDB's readers, a query runs as a subquery of the view.
@@ -217,12 +218,12 @@ class DuckDBBackend(Backend):
         self.apply_settings(source)
         self.rereads_source_cheaply = False
         try:
-            con.unregister(SOURCE_VIEW)
+            con.unregister(view)
             if source.kind in ("csv", "parquet"):
                 # registered, not create_view(): that one writes a persistent view into the database file
-                self.execute("drop_relation.sql", name=SOURCE_VIEW, kind="VIEW")
+                self.execute("drop_relation.sql", name=view, kind="VIEW")
                 reader = con.read_csv if source.kind == "csv" else con.read_parquet
-                con.register(SOURCE_VIEW, reader(str(source.path)))
+                con.register(view, reader(str(source.path)))
                 # a Parquet file's row count and NULLs are in its metadata, and its columns read apart; a CSV
                 # file would be parsed again
                 self.rereads_source_cheaply = source.kind == "parquet"
@@ -232,7 +233,7 @@ class DuckDBBackend(Backend):
                 if catalog is not None:
                     query = _in_catalog(query, catalog)
                 try:
-                    self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
+                    self.execute("create_source_view.sql", view=view, query=query)
                 except DataError as e:     # the query names a table or column that is not there
                     reason = str(e).split("): ", 1)[-1]
                     raise PolicyError("source.query", "DuckDB cannot run it"
@@ -251,14 +252,14 @@ class DuckDBBackend(Backend):
                     raise DataError(f"source table '{source.table}' does not exist"
                                     + (f" in {source.database}" if source.database else "")
                                     + "; check the name (schema.table for another schema)")
-                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                self.execute("create_source_view.sql", view=view,
                              query="SELECT * FROM " + templates.qualified(*(p for p in (catalog, schema, table) if p)))
                 # a table, not a view whose query would run again at every read
                 kind = self.fetchrow("relation_kind.sql", [catalog, schema, table])[0]
                 self.rereads_source_cheaply = kind == "TABLE"
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
-        return SOURCE_VIEW
+        return view
 
     def apply_settings(self, source) -> None:
         """The policy's DuckDB settings (source.memory_limit, temp_directory, threads), before any work: past

@@ -190,7 +190,7 @@ class PostgresBackend(Backend):
         return self.con.transaction()
 
     # -- the source -------------------------------------------------------------------------------
-    def attach_source(self, source) -> str:
+    def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
         if source.kind == "table":
             if self.relation_kind(source.table) is None:
                 schema = self.fetchrow("current_schema.sql")[0]
@@ -201,8 +201,8 @@ class PostgresBackend(Backend):
             query = source_select(source.query, "postgres")
         else:
             raise PolicyError("source", f"engine postgres reads a table or a query, not {source.kind}")
-        self.execute("create_source_view.sql", view=SOURCE_VIEW, query=query)
-        return SOURCE_VIEW
+        self.execute("create_source_view.sql", view=view, query=query)
+        return view
 
     # -- exports ------------------------------------------------------------------------------------
     def export(self, relation: str, path: Path, fmt: str) -> None:

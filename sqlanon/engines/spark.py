@@ -395,14 +395,14 @@ class SparkBackend(Backend):
                 for t in self.spark.catalog.listTables(db.name) if not t.isTemporary}
 
     # -- the source -------------------------------------------------------------------------------
-    def attach_source(self, source) -> str:
+    def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
         try:
             if source.kind == "table":
                 if self.relation_kind(source.table) is None:
                     db = self.spark.catalog.currentDatabase()
                     raise DataError(f"source table '{source.table}' does not exist in the Spark catalog "
                                     f"(database {db})")
-                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                self.execute("create_source_view.sql", view=view,
                              query="SELECT * FROM " + templates.relation(source.table))
             elif source.kind in ("parquet", "csv"):
                 location = source.url or str(source.path)
@@ -410,15 +410,15 @@ class SparkBackend(Backend):
                 if source.kind == "csv":
                     reader = reader.option("header", "true").option("inferSchema", "true")
                 df = reader.parquet(location) if source.kind == "parquet" else reader.csv(location)
-                df.createOrReplaceTempView(SOURCE_VIEW)
+                df.createOrReplaceTempView(view)
             elif source.kind == "query":
-                self.execute("create_source_view.sql", view=SOURCE_VIEW,
+                self.execute("create_source_view.sql", view=view,
                              query=source_select(source.query, "spark"))
             else:
                 raise PolicyError("source", f"engine spark reads a table, parquet, csv or a query, not {source.kind}")
         except self._errors as e:
             raise DataError(f"cannot read source {source.label}: {_first_line(e)}") from None
-        return SOURCE_VIEW
+        return view
 
     # -- exports ------------------------------------------------------------------------------------
     def export(self, relation: str, path: Path, fmt: str) -> None:
