@@ -7,8 +7,8 @@
    by the raw values of the columns sqlanon reads, with a row count (on Spark not grouped: the source's
    columns, each row of weight 1, since a GROUP BY there is a shuffle; `Backend.stage_groups`). The profile
    (rows, NULLs), the distinct values the generated hierarchies are built from and the bottom frequency set
-   all read that table; the hierarchy coverage check compares the frequency set's total with the source's rows, and reads the
-   table again only to name the values a taxonomy lacks.
+   all read that table; the hierarchy coverage check compares the frequency set's total with the source's
+   rows, and reads the table again only to name the values a taxonomy lacks.
    When it is much smaller than the source, it is kept for the release, which then repeats each of
    its rows by its count instead of reading the source a second time (`release_table.sql`).
    The bottom frequency set is one GROUP BY over it: level-0 codes of the quasi-identifiers,
