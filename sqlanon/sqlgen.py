@@ -1,6 +1,7 @@
 """`sqlanon sql --steps`: the statements of a run, transpiled by sqlglot to another SQL dialect.
 
-Printed in the order they run, for reading: the staged source (read once), the mapping tables (DDL and
+Printed in the order they run, for reading: the staged source (read once; in the run's own dialect, a source
+the run read directly is not staged: `FrequencySet.reads_source_directly`), the mapping tables (DDL and
 their rows), the bottom and wide frequency sets, the query of the chosen lattice node, and the
 generalizing SELECT of the release.
 They need sqlanon's work tables; the script to schedule is `sqlanon.script` (`sqlanon sql` without
@@ -46,16 +47,18 @@ def policy_sql(run, dialect: str) -> str:
     staged = fs.staged_name
     # Spark keeps the rows as they are, each of weight 1 (`Backend.stage_groups`: its GROUP BY is a shuffle)
     group = dialect != "spark"
-    out.append("-- the source read once: " + ("its rows grouped by their values, with a row count"
-                                              if group else "its columns, each row of weight 1")
-               + " (the profile, the distinct values and the frequency set read this table)")
-    out.extend(s + ";" for s in dialects.statements("stage_source.sql", dialect, name=staged, source=source,
-                                                     columns=fs.stage_columns(), weight=STAGE_WEIGHT, group=group))
-    if fs.reads_source_directly and dialect == run.backend.dialect:
-        out.append("-- (this run reads its source directly, a Parquet file or a table, instead of staging it: "
-                   "the profile and the distinct values read the source, and the wide frequency set below is "
-                   "one statement grouped straight from it, wide_frequency_set.sql with the bottom set as its "
-                   "subquery; the same rows as the three statements here)")
+    # the run's own route where the script is in its dialect: a source cheap to read again is not staged
+    direct = fs.reads_source_directly and dialect == run.backend.dialect
+    if direct:
+        out.append("-- the source read directly, not staged (a Parquet file or a table, cheap to read again): the "
+                   "profile and the distinct values read it, and the wide frequency set below is grouped from it")
+    else:
+        out.append("-- the source read once: " + ("its rows grouped by their values, with a row count"
+                                                  if group else "its columns, each row of weight 1")
+                   + " (the profile, the distinct values and the frequency set read this table)")
+        out.extend(s + ";" for s in dialects.statements("stage_source.sql", dialect, name=staged, source=source,
+                                                         columns=fs.stage_columns(), weight=STAGE_WEIGHT,
+                                                         group=group))
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
@@ -63,18 +66,27 @@ def policy_sql(run, dialect: str) -> str:
                wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key,
                # the run's engine stores codes narrow (`Backend.code_type`); other dialects as the mapping tables
                code_types=fs.code_types(run.backend) if dialect == run.backend.dialect else {})
-    out.append("-- the bottom frequency set (from the staged source)")
-    # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; see engines.dialects)
-    out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
-    out.append("-- the wide frequency set (every level's code)")
     # written clustered where the engine does it (`Backend.clusters_wide`: DuckDB, PostgreSQL)
-    out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx,
-                                                     cluster_by=fs.cluster_order() if dialect != "spark" else []))
-    if dialect != "spark":      # `Backend.bottom_view_over_wide`, for dialects that may have no backend
-        out.append("-- where the wide frequency set is a table: the bottom one's table replaced by a view of its "
-                   "level-0 columns")
-        out.extend(s + ";" for s in dialects.statements("drop_relation.sql", dialect, name=fs.fs_table, kind="TABLE"))
+    cluster = fs.cluster_order() if dialect != "spark" else []
+    if direct:
+        out.append("-- the wide frequency set (every level's code), grouped straight from the source: the bottom "
+                   "frequency set is its subquery")
+        out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx, cluster_by=cluster,
+                                                         bottom={"source": source, "joins": {}}))
+        out.append("-- the bottom frequency set: a view of the wide one's level-0 columns")
         out.extend(s + ";" for s in dialects.statements("bottom_as_view.sql", dialect, **ctx))
+    else:
+        out.append("-- the bottom frequency set (from the staged source)")
+        # statements the dialect has (PostgreSQL: DROP + CREATE TEMPORARY TABLE; Spark: CACHE TABLE; engines.dialects)
+        out.extend(s + ";" for s in dialects.statements("frequency_set.sql", dialect, **ctx))
+        out.append("-- the wide frequency set (every level's code)")
+        out.extend(s + ";" for s in dialects.statements("wide_frequency_set.sql", dialect, **ctx, cluster_by=cluster))
+        if dialect != "spark":      # `Backend.bottom_view_over_wide`, for dialects that may have no backend
+            out.append("-- where the wide frequency set is a table: the bottom one's table replaced by a view of its "
+                       "level-0 columns")
+            out.extend(s + ";" for s in dialects.statements("drop_relation.sql", dialect, name=fs.fs_table,
+                                                             kind="TABLE"))
+            out.extend(s + ";" for s in dialects.statements("bottom_as_view.sql", dialect, **ctx))
     levels = run.chosen.levels
     out.append(f"-- the chosen node's per-block counts ({', '.join(f'{k}={v}' for k, v in levels.items())})")
     pivots = [(s.col, s.domain.size) for s in fs.sensitives]

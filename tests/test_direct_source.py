@@ -144,8 +144,10 @@ def test_read_directly_a_null_is_refused(tmp_path):
         Anonymization(_typed(tmp_path, {"table": "people"}, {}), connection=con)
 
 
-def test_sql_steps_say_when_the_run_reads_its_source_directly(tmp_path):
-    """`sqlanon sql --steps` prints the staged route for any dialect, and says when this run took the other."""
+def test_sql_steps_show_the_route_the_run_took(tmp_path):
+    """`sqlanon sql --steps` prints, in the run's own dialect, the route the run took: a source read directly is
+    not staged and the wide frequency set is grouped from it (the bottom set a view over it); in another
+    dialect, and for a staged source, the staged route."""
     from sqlanon.sqlgen import policy_sql
     con = duckdb.connect(str(tmp_path / "s.duckdb"))
     con.execute(TYPED)
@@ -154,7 +156,13 @@ def test_sql_steps_say_when_the_run_reads_its_source_directly(tmp_path):
     for name, source in (("table", {"table": "people"}), ("csv", {"csv": "people.csv"})):
         with Anonymization(_typed(tmp_path, source, {}), connection=con) as run:
             run.choose()
-            said[name] = [("reads its source directly" in policy_sql(run, d)) for d in ("duckdb", "postgres")]
+            said[name] = [("the source read directly" in policy_sql(run, d)) for d in ("duckdb", "postgres")]
+            if name == "table":
+                text = policy_sql(run, "duckdb")
+                wide = text.split("-- the wide frequency set")[1].split("-- the bottom frequency set")[0]
+                assert '"__sqlanon_staged"' not in text and "stage" not in wide
+                assert 'FROM "people" AS src' in wide and "GROUP BY" in wide and "ORDER BY" in wide
+                assert 'CREATE OR REPLACE TEMPORARY VIEW "__sqlanon_fs"' in text.split("-- the bottom frequency")[1]
     assert said == {"table": [True, False], "csv": [False, False]}
 
 
