@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
 ADULT = DATASETS / "adult"
 HOSPITAL = DATASETS / "hospital"
+# the hospital table's quasi-identifiers with its shipped hierarchies (nationality suppressed)
+HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
+                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                "nationality": {"hierarchy": "suppress"}}
 
 # Tests marked `slow` (pytest -m "not engines and not slow" is the quick path, README "Tests"): every test
 # function one of whose cases took 1.5 s or more, or all of whose cases together took 3 s or more, in one
@@ -162,3 +166,10 @@ def assert_same_search(found, reference) -> None:
     for node in found.undecided:
         assert any(all(a <= b for a, b in zip(s, node)) and s != node for s in found.satisfying), node
     assert reference.undecided == set()
+
+
+def force_staged_route(monkeypatch) -> None:
+    """Make every run stage its source, also a Parquet file or a DuckDB table that it would read directly
+    (`FrequencySet.reads_source_directly`): for the tests of the staged route."""
+    from sqlanon.frequency import FrequencySet
+    monkeypatch.setattr(FrequencySet, "reads_source_directly", property(lambda self: False))

@@ -27,7 +27,7 @@ from sqlanon.search import find_minimal
 from sqlanon.models.kanonymity import KAnonymity
 from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 
-from conftest import HOSPITAL, adult_policy
+from conftest import HOSPITAL, adult_policy, force_staged_route
 from test_models_search import MODELS
 from test_optimum import _random_policy, _random_table
 
@@ -360,7 +360,7 @@ def test_bottom_frequency_set_becomes_a_view_over_the_wide_one_with_the_same_row
     of the wide set's level-0 columns: the same rows (cells, counts, persons), and a second run on the same
     connection still finds a free prefix. (The staged route: a source read directly has the view from the start,
     tests/test_direct_source.py.)"""
-    monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+    force_staged_route(monkeypatch)
     policy = adult_policy(4, {"k": 2, "l_diversity": {"variant": "entropy", "l": 2}})
     if entity_key:
         policy["entity_key"] = entity_key

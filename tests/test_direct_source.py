@@ -13,12 +13,9 @@ from sqlanon.engines.duckdb import connect
 from sqlanon.errors import DataError, UnknownValues
 from sqlanon.policy import load_policy
 
-from conftest import HOSPITAL, adult_policy
+from conftest import HOSPITAL, HOSPITAL_QIS, adult_policy, force_staged_route
 from test_read_once import TYPED, TYPED_QIS
 
-HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
-                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
-                "nationality": {"hierarchy": "suppress"}}
 
 
 def _policy(kind: str, tmp_path, **extra):
@@ -80,7 +77,7 @@ def test_a_source_read_directly_gives_what_the_staged_route_gives(kind, tmp_path
     direct_backend = _backend(tmp_path, "direct")
     direct = _run(_policy(kind, tmp_path), direct_backend)
     with monkeypatch.context() as m:
-        m.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+        force_staged_route(m)
         staged_backend = _backend(tmp_path, "staged")
         staged = _run(_policy(kind, tmp_path), staged_backend)
     assert direct.pop("direct") and not staged.pop("direct")
@@ -172,7 +169,7 @@ def test_a_run_releases_its_own_source_when_another_run_shares_the_connection(di
     built before the first one releases, cannot re-point the first run's source to its own. (Both runs here
     read the source for their release: directly, or from a staged source too large to keep.)"""
     if not direct:
-        monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+        force_staged_route(monkeypatch)
         monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
     backend = _backend(tmp_path, "two")     # one backend object for both runs: its state is shared too
     con = backend.con

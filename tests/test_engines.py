@@ -33,16 +33,13 @@ from sqlanon.engines import dialects
 from sqlanon.errors import DataError, PolicyError
 from sqlanon.policy import load_policy
 
-from conftest import ADULT, HOSPITAL, adult_policy
+from conftest import ADULT, HOSPITAL, HOSPITAL_QIS, adult_policy
 
 pytestmark = pytest.mark.engines     # PostgreSQL and Spark: pytest -m "not engines" leaves them out
 
 IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 PG_ENV = "SQLANON_TEST_PG_DSN"
 PG_PASSWORD = "s3cr3t-Pw.for-tests"
-HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
-                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
-                "nationality": {"hierarchy": "suppress"}}
 ADULT_4 = ["age", "sex", "race", "marital_status"]
 
 

@@ -14,7 +14,7 @@ from sqlanon.engines.duckdb import connect
 from sqlanon.errors import UnknownValues
 from sqlanon.policy import load_policy
 
-from conftest import HOSPITAL, adult_policy
+from conftest import HOSPITAL, HOSPITAL_QIS, adult_policy, force_staged_route
 
 # 2,000 rows of typed columns: (i % 40, i % 3, i % 5, i % 7) repeats every 840 rows, so the staged source has
 # 840 rows (42 % of the source: kept by the automatic rule too)
@@ -27,16 +27,13 @@ TYPED = """CREATE TABLE people AS SELECT
     i AS row_id
 FROM range(2000) AS r(i)"""
 
-HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
-                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
-                "nationality": {"hierarchy": "suppress"}}
 TYPED_QIS = {"age": {"hierarchy": "intervals", "widths": [10, 20]}, "sex": {"hierarchy": "suppress"},
              "visit": {"hierarchy": "suppress"}}
 
 
 @pytest.fixture(autouse=True)
 def staged_route(monkeypatch):
-    monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+    force_staged_route(monkeypatch)
 
 
 def _typed_policy(tmp_path, **extra):

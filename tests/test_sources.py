@@ -10,7 +10,7 @@ from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
 
-from conftest import HOSPITAL
+from conftest import HOSPITAL, force_staged_route
 
 QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
        "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
@@ -116,9 +116,8 @@ def test_memory_limit_with_temp_directory_spills_and_completes(direct, limit, tm
     MiB fails, and at 80 MB its tables fit. At 10,000,000 rows it was the other way round: under 80 MB the
     direct route completed and the staging GROUP BY ran out of memory. (The direct route spilling at 100 M
     rows: benchmarks/RESULTS-rows.md.)"""
-    from sqlanon import frequency
     if not direct:
-        monkeypatch.setattr(frequency.FrequencySet, "reads_source_directly", property(lambda self: False))
+        force_staged_route(monkeypatch)
     db = tmp_path / "big.duckdb"
     con = duckdb.connect(str(db))
     # every row a distinct (a, b, c, s), so the frequency sets are as large as the table

@@ -20,16 +20,13 @@ import duckdb
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import ADULT, HOSPITAL, ROOT, adult_policy
+from conftest import ADULT, HOSPITAL, HOSPITAL_QIS, ROOT, adult_policy
 from spark_cluster import spark_cluster  # noqa: F401  (the fixture)
 
 from sqlanon.cli import main
 
 pytestmark = pytest.mark.engines
 
-HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
-                "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
-                "nationality": {"hierarchy": "suppress"}}
 
 
 def _hospital(source: dict) -> dict:
