@@ -247,16 +247,16 @@ class DuckDBBackend(Backend):
                         raise PolicyError("source.table", f"{source.table!r} names a catalog, but the table is read "
                                           f"from source.database {source.database}: write schema.table or table")
                     catalog, schema = attached, schema or "main"
-                exists = self.fetchrow("relation_exists.sql", [catalog, schema, table])[0]
-                if not exists:
+                # 'TABLE' or 'VIEW', no row when there is none
+                kind = self.fetchone("relation_kind.sql", [catalog, schema, table])
+                if kind is None:
                     raise DataError(f"source table '{source.table}' does not exist"
                                     + (f" in {source.database}" if source.database else "")
                                     + "; check the name (schema.table for another schema)")
                 self.execute("create_source_view.sql", view=view,
                              query="SELECT * FROM " + templates.qualified(*(p for p in (catalog, schema, table) if p)))
                 # a table, not a view whose query would run again at every read
-                kind = self.fetchrow("relation_kind.sql", [catalog, schema, table])[0]
-                self.rereads_source_cheaply = kind == "TABLE"
+                self.rereads_source_cheaply = kind[0] == "TABLE"
         except duckdb.Error as e:
             raise DataError(f"cannot read source {source.label}: {str(e).splitlines()[0]}") from None
         return view
