@@ -14,7 +14,7 @@ from sqlanon.errors import DataError, UnknownValues
 from sqlanon.policy import load_policy
 
 from conftest import HOSPITAL, HOSPITAL_QIS, adult_policy, force_staged_route
-from test_read_once import TYPED, TYPED_QIS
+from test_read_once import TYPED, TYPED_QIS, _typed_policy
 
 
 
@@ -32,12 +32,7 @@ def _policy(kind: str, tmp_path, **extra):
                             "release": {"name": "rel"}, **extra}, base_dir=tmp_path)
     # "typed table": INTEGER, VARCHAR and DATE quasi-identifiers (typed joins), a DECIMAL sensitive value, an
     # interval hierarchy built from the data's distinct values
-    return _typed(tmp_path, {"table": "people"}, extra)
-
-
-def _typed(tmp_path, source: dict, extra: dict, quasi_identifiers: dict = TYPED_QIS):
-    return load_policy({"source": source, "quasi_identifiers": quasi_identifiers, "sensitive": ["score"],
-                        "privacy": {"k": 30}, "release": {"name": "rel"}, **extra}, base_dir=tmp_path)
+    return _typed_policy(tmp_path, **extra)
 
 
 def _backend(tmp_path, name: str):
@@ -113,7 +108,7 @@ def test_which_sources_are_read_directly(tmp_path):
     for name, (source, direct) in sources.items():
         for entity in (None, "customer"):
             extra = {"entity_key": entity, "privacy": {"k": 3}} if entity else {}
-            with Anonymization(_typed(tmp_path, source, extra), connection=con) as run:
+            with Anonymization(_typed_policy(tmp_path, source=source, **extra), connection=con) as run:
                 assert run.fs.reads_source_directly is (direct and entity is None), (name, entity)
                 assert run.fs.rows == (11 if entity else 2000)
     con.close()
@@ -127,7 +122,7 @@ def test_read_directly_a_value_missing_from_a_taxonomy_is_named(tmp_path):
     (tmp_path / "sex.csv").write_text("sex,level_1\nf,*\nm,*\n")
     con = duckdb.connect()
     con.execute(TYPED)
-    policy = _typed(tmp_path, {"table": "people"}, {}, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}})
+    policy = _typed_policy(tmp_path, quasi_identifiers={**TYPED_QIS, "sex": {"hierarchy": "sex.csv"}})
     with pytest.raises(UnknownValues, match=r"column 'sex': value\(s\) 'x' missing from the hierarchy") as e:
         Anonymization(policy, connection=con)
     assert e.value.values == ["x"]
@@ -138,7 +133,7 @@ def test_read_directly_a_null_is_refused(tmp_path):
     con.execute(TYPED)
     con.execute("UPDATE people SET visit = NULL WHERE row_id < 3")
     with pytest.raises(DataError, match=r"column 'visit' has 3 NULL value\(s\)"):
-        Anonymization(_typed(tmp_path, {"table": "people"}, {}), connection=con)
+        Anonymization(_typed_policy(tmp_path), connection=con)
 
 
 def test_sql_steps_show_the_route_the_run_took(tmp_path):
@@ -151,7 +146,7 @@ def test_sql_steps_show_the_route_the_run_took(tmp_path):
     con.execute(f"COPY people TO '{tmp_path / 'people.csv'}' (HEADER)")
     said = {}
     for name, source in (("table", {"table": "people"}), ("csv", {"csv": "people.csv"})):
-        with Anonymization(_typed(tmp_path, source, {}), connection=con) as run:
+        with Anonymization(_typed_policy(tmp_path, source=source), connection=con) as run:
             run.choose()
             said[name] = [("the source read directly" in policy_sql(run, d)) for d in ("duckdb", "postgres")]
             if name == "table":
@@ -175,7 +170,7 @@ def test_a_run_releases_its_own_source_when_another_run_shares_the_connection(di
     con = backend.con
     con.execute(f"COPY people TO '{tmp_path / 'people.parquet'}' (FORMAT parquet)")
     con.execute(f"COPY (SELECT * FROM people WHERE age >= 50 LIMIT 300) TO '{tmp_path / 'few.csv'}' (HEADER)")
-    first = Anonymization(_typed(tmp_path, {"parquet": "people.parquet"}, {}), connection=backend)
+    first = Anonymization(_typed_policy(tmp_path, source={"parquet": "people.parquet"}), connection=backend)
     second = Anonymization(load_policy({"source": {"csv": "few.csv"}, "quasi_identifiers": TYPED_QIS,
                                         "sensitive": ["score"], "privacy": {"k": 30}, "release": {"name": "rel2"}},
                                        base_dir=tmp_path), connection=backend)
