@@ -297,6 +297,14 @@ class FrequencySet:
                     shown = ", ".join(list(columns)[:20])
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
+        text = [n for n in [*policy.quasi_identifiers, *policy.sensitive] if columns[n].upper().startswith("VARCHAR")]
+        collated = b.collated_columns(self.source, text)
+        if collated:
+            name = collated[0]
+            raise DataError(f"column '{name}' of the source {policy.source.label} compares under a collation (such as "
+                            "NOCASE) that makes distinct values equal, which would merge values its hierarchy or the "
+                            "sensitive domain keeps apart; read the source through source.query, selecting "
+                            f'"{name}" COLLATE C AS "{name}"')
         checked = self.stage_columns()
         direct = self.reads_source_directly
         # `read`: what the profile, the distinct values and the bottom frequency set read

@@ -29,7 +29,9 @@ import yaml
 from click.testing import CliRunner
 from conftest import HOSPITAL, ROOT
 
+from sqlanon.anonymizer import Anonymization
 from sqlanon.cli import main
+from sqlanon.policy import load_policy
 
 ROWS = [(13053, 28, "Russian", "Heart Disease"), (13068, 29, "American", "Heart Disease"),
         (13068, 21, "Japanese", "Viral Infection"), (13053, 23, "American", "Viral Infection"),
@@ -70,6 +72,16 @@ def template(tmp_path_factory) -> Path:
     con.execute("UPDATE nan_age SET age = 'nan'::DOUBLE WHERE customer_id = 2")
     con.execute("CREATE TABLE null_condition AS SELECT * FROM hospital")
     con.execute("UPDATE null_condition SET condition = NULL WHERE customer_id = 5")
+    # nationalities in other cases, and compared without case (or, for the condition, without accents) by
+    # the table, or by the view over it: one value to DuckDB's GROUP BY and joins, two to the hierarchies
+    con.execute("CREATE TABLE nocase (customer_id INTEGER, zip_code INTEGER, age INTEGER, "
+                "nationality VARCHAR COLLATE NOCASE, condition VARCHAR)")
+    con.execute("INSERT INTO nocase SELECT customer_id, zip_code, age, CASE WHEN customer_id % 2 = 0 THEN "
+                "upper(nationality) ELSE nationality END, condition FROM hospital")
+    con.execute("CREATE VIEW nocase_view AS SELECT * FROM nocase")
+    con.execute("CREATE TABLE noaccent_condition (customer_id INTEGER, zip_code INTEGER, age INTEGER, "
+                "nationality VARCHAR, condition VARCHAR COLLATE NOACCENT)")
+    con.execute("INSERT INTO noaccent_condition SELECT * FROM hospital")
     con.close()
     # a manifest of a real release (made beside the template, not in it) for the cases that edit one
     made = tmp_path_factory.mktemp("bad_input_manifest")
@@ -278,6 +290,16 @@ CASES = [
          "source table 't.hospital' does not exist"),
     Case("source-catalog-with-database", source(database="data.duckdb", table="x.s.hospital"), "names a catalog",
          ["anonymize", "p.yaml", "-q", "--db", "out.duckdb"]),
+    Case("source-collated-qi", source(database="data.duckdb", table="nocase"),
+         "column 'nationality' of the source nocase compares under a collation (such as NOCASE)"),
+    Case("source-collated-through-view", source(database="data.duckdb", table="nocase_view"),
+         "column 'nationality' of the source nocase_view compares under a collation"),
+    Case("source-collated-sensitive", source(database="data.duckdb", table="noaccent_condition"),
+         'column \'condition\' of the source noaccent_condition compares under a collation (such as NOCASE) that '
+         'makes distinct values equal, which would merge values its hierarchy or the sensitive domain keeps apart; '
+         'read the source through source.query, selecting "condition" COLLATE C AS "condition"'),
+    Case("query-collated", source(database="data.duckdb", query="SELECT * FROM nocase"),
+         "column 'nationality' of the source query compares under a collation"),
     Case("query-two-statements", source(query="SELECT * FROM read_csv('hospital.csv'); DROP TABLE x"),
          "must be one SELECT statement; got 2 statements"),
     Case("query-delete", source(database="data.duckdb", query="DELETE FROM hospital"), "must be one SELECT"),
@@ -581,6 +603,24 @@ def _rows(db: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def test_collated_column_through_a_query(template, tmp_path):
+    """The way out the refusal of a collated column names: a query selecting it with COLLATE C. Its values are
+    then compared exactly: 'RUSSIAN' and 'Russian' are two values (two distinct values where NOCASE saw one),
+    and every source row is released once (under NOCASE the joins to the mapping table doubled them)."""
+    folder = tmp_path / "d"
+    shutil.copytree(template, folder)
+    query = 'SELECT * REPLACE ("nationality" COLLATE C AS "nationality") FROM nocase'
+    pol = {**BASE_POLICY, "source": {"database": "data.duckdb", "query": query},
+           "quasi_identifiers": {**BASE_POLICY["quasi_identifiers"], "nationality": {"hierarchy": "suppress"}},
+           "privacy": {"k": 2}, "release": {"name": "rel", "keep": ["customer_id"]}}
+    _run_ok(folder, pol, "--db", str(folder / "out.duckdb"))
+    assert _rows(folder / "out.duckdb", "SELECT COUNT(*), COUNT(DISTINCT customer_id) FROM rel") == [(12, 12)]
+    with Anonymization(load_policy(pol, base_dir=folder), db=":memory:") as run:
+        values = set(run.fs.qi("nationality").hierarchy.values)
+    assert values == {n.upper() if i % 2 == 0 else n for i, (_, _, n, _) in enumerate(ROWS)}
+    assert {"RUSSIAN", "Russian"} <= values
 
 
 def test_keep_with_suppression(template, tmp_path):

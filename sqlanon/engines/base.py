@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -247,6 +247,12 @@ class Backend:
     def columns(self, relation: str) -> list[tuple[str, str]]:
         """(name, type) of a relation's columns, types named as DuckDB names them (INTEGER, VARCHAR...)."""
         raise NotImplementedError
+
+    def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
+        """Those of the text columns `names` that the engine compares under a collation that makes distinct
+        values equal (DuckDB's NOCASE, NOACCENT): their GROUP BYs and joins would merge values that sqlanon and
+        the hierarchies keep apart. Here none: PostgreSQL's and Spark's default collations compare exactly."""
+        return []
 
     def relation_kind(self, name: str) -> str | None:
         """'TABLE' or 'VIEW' for a relation the release may replace, or None when there is none."""

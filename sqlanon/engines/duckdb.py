@@ -193,6 +193,17 @@ class DuckDBBackend(Backend):
         cur.fetchall()
         return cols
 
+    def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
+        out = []
+        for name in names:      # one statement per column: DuckDB's refusal does not say which column
+            try:
+                self.con.execute(self.sql("collation_probe.sql", relation=relation, column=name)).fetchall()
+            except duckdb.BinderException as e:
+                if "collation" not in str(e):
+                    raise
+                out.append(name)
+        return out
+
     def relation_kind(self, name: str) -> str | None:
         row = self.fetchone("relation_kind.sql", name_parts(name))
         return row[0] if row and row[0] else None
