@@ -263,17 +263,19 @@ class NodeChecker:
             parts.append(distinct)
         return NodeChecker(self.fs, parts, self.max_suppression)
 
-    def evaluate(self, levels: dict[str, int], known_satisfying: bool = False) -> NodeResult:
+    def evaluate(self, levels: dict[str, int], known_satisfying: bool = False,
+                 counts: NodeCounts | None = None) -> NodeResult:
         """One node, with its block codes (for metrics, suppression and the release).
 
         The result's counts carry block codes and sizes; the sensitive counts are judged in chunks and
         not kept (a node of millions of blocks would not fit as a dense matrix). `known_satisfying`: the
         search already found that the node satisfies; with no suppression budget every block then
-        passes, so only block codes and sizes are fetched.
+        passes, so only block codes and sizes are fetched, or taken from `counts` where the caller has
+        them already (`Anonymization` streams a large chosen node's counts for its profile).
         """
         self.evaluated += 1
         if known_satisfying and self.budget == 0:
-            counts = self.fs.node_counts(levels)
+            counts = counts if counts is not None else self.fs.node_counts(levels)
             ok = np.ones(len(counts.sizes), dtype=bool)
             # what the search's verdict query already summed over this node's cells (every block kept here)
             known = self.stats.get(tuple(levels[n] for n in self._qi_names))

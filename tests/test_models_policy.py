@@ -287,31 +287,36 @@ def test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks(monkeypa
     {"k": 2, "t_closeness": {"t": 0.6, "distance": "equal"}},
     {"l_diversity": {"variant": "recursive", "c": 4, "l": 2}},
 ], ids=["t-closeness", "recursive"])
-def test_chosen_node_profile_and_kl_terms_come_from_one_stream_of_its_counts(monkeypatch, privacy):
-    """Where the chosen node's profile is streamed from its counts and its KL-divergence would take a GROUP BY
-    of its own (`node_kl_terms.sql`: no value from the search's verdict, no roll-up, no suppression), both come
-    from the one stream (`Anonymization._profile_beside_kl`): the same divergence and profile as the separate
-    computations, and no `node_kl_terms.sql` statement."""
+def test_chosen_node_evaluation_profile_and_kl_terms_come_from_one_stream_of_its_counts(monkeypatch, privacy):
+    """Where the chosen node's profile is streamed from its counts (`_in_chunks`; no roll-up, no suppression
+    budget), its blocks' codes and sizes, its profile and its KL-divergence terms all come from that one stream
+    (`Anonymization._evaluate_streamed`), not from `node_counts.sql` and `node_kl_terms.sql` beside it: the
+    same blocks, divergence and profile as the separate computations, and two statements fewer."""
     import sqlanon.anonymizer as anonymizer
     from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
     monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 64)          # a few blocks per chunk
     runs = {}
-    for beside in (True, False):
-        if not beside:
-            monkeypatch.setattr(Anonymization, "_profile_beside_kl", lambda self, result: None)
+    for streamed in (True, False):
+        if not streamed:
+            monkeypatch.setattr(Anonymization, "_evaluate_streamed", lambda self, levels: None)
         with Anonymization(adult_policy(4, privacy), db=":memory:") as run:
             run.fs.rollup = False
             run.search()
             run.backend.log = []
             chosen = run.choose()
-            kl_statements = sum("node_kl_terms" in q or "LN(\"g\")" in q for q in run.backend.log)
-            runs[beside] = (chosen.levels, chosen.metrics["kl_divergence"], run.achieved(chosen.result),
-                            kl_statements, chosen.result.kept_xlogx)
-    (levels, kl, profile, statements, xl), (levels0, kl0, profile0, statements0, xl0) = runs[True], runs[False]
+            log = list(run.backend.log)
+            kl_statements = sum("node_kl_terms" in q or "LN(\"g\")" in q for q in log)
+            runs[streamed] = (chosen.levels, chosen.metrics["kl_divergence"], run.achieved(chosen.result),
+                              kl_statements, chosen.result.kept_xlogx, len(log), chosen.result.counts)
+    (levels, kl, profile, statements, xl, n, counts), (levels0, kl0, profile0, statements0, xl0, n0, counts0) = \
+        runs[True], runs[False]
     assert levels == levels0 and xl0 is None and xl is not None
+    assert np.array_equal(counts.block_codes, counts0.block_codes) and np.array_equal(counts.sizes, counts0.sizes)
+    assert counts.sizes.dtype == counts0.sizes.dtype and counts.block_codes.dtype == counts0.block_codes.dtype
     assert kl == pytest.approx(kl0, rel=1e-12) and kl > 0
     assert list(profile) == list(profile0)
     for key, value in profile0.items():
         assert profile[key] == (pytest.approx(value) if isinstance(value, float) else value), key
     assert statements == 0 and statements0 == 1
+    assert n == n0 - 1      # the stream instead of node_counts.sql and node_kl_terms.sql

@@ -270,6 +270,22 @@ def test_xlogx_and_entropy_of_integer_counts_equal_the_float_computation(rows, d
     assert np.array_equal(block_entropy(counts), block_entropy(counts.astype(np.float64)))
 
 
+@SETTINGS
+@given(st.lists(st.lists(st.integers(0, 40), min_size=5, max_size=5), min_size=1, max_size=8),
+       st.integers(1, 7), st.sampled_from([np.int64, np.int32, np.uint16]))
+@example(rows=[[3, 3, 3, 1, 0], [0, 0, 0, 0, 7]], l=2, dtype=np.int64)       # ties, and a block of one value
+def test_recursive_tail_of_integer_counts_equals_the_sorted_definition(rows, l, dtype):
+    """For integer counts the tail r_l + ... + r_m (TKDD Def. 4.2) is the sum of the m - l + 1 smallest counts,
+    found by a partition instead of a sort: the very numbers of the float computation, which sorts (and pads with
+    zeros past m), and so the very c* values."""
+    from sqlanon.models.ldiversity import recursive_tail
+    ints = np.array(rows).astype(dtype)
+    floats = ints.astype(np.float64)
+    by_sort = np.array([sum(sorted(r.tolist(), reverse=True)[l - 1:]) for r in floats])
+    assert np.array_equal(recursive_tail(ints, l), by_sort) and np.array_equal(recursive_tail(floats, l), by_sort)
+    assert np.array_equal(recursive_c_star(ints, l), recursive_c_star(floats, l))
+
+
 def test_xlogx_of_counts_past_the_table_is_computed(monkeypatch):
     from sqlanon.models import ldiversity
     monkeypatch.setattr(ldiversity, "XLOGX_TABLE_MAX", 4)

@@ -62,6 +62,13 @@ __all__ = [
 _counts = counts_matrix
 
 
+def _integer_counts(counts) -> np.ndarray:
+    """Counts as a 2-D array, integer counts keeping their type (their sums are exact in any order, and
+    `xlogx` looks them up), anything else as float64."""
+    a = counts_matrix(counts, dtype=None)
+    return a if a.dtype.kind in "iu" else a.astype(np.float64, copy=False)
+
+
 # integer counts up to this size get x log x from a table (`xlogx`); larger ones are computed
 XLOGX_TABLE_MAX = 1 << 20
 
@@ -139,9 +146,7 @@ def block_entropy(counts) -> np.ndarray:
     >>> block_entropy([[2, 2], [3, 0], [1, 1]]).round(4).tolist()      # log 2 = 0.6931
     [0.6931, 0.0, 0.6931]
     """
-    a = counts_matrix(counts, dtype=None)
-    if a.dtype.kind not in "iu":
-        a = a.astype(np.float64, copy=False)
+    a = _integer_counts(counts)
     n = a.sum(axis=1).astype(np.float64)
     out = np.zeros(len(a))
     nz = n > 0
@@ -157,7 +162,13 @@ def recursive_tail(counts, l: int) -> np.ndarray:
     """r_l + r_{l+1} + ... + r_m per block (counts sorted descending), the right side of Def. 4.2."""
     if l < 1:
         raise ValueError("l must be >= 1")
-    r = sorted_counts(counts, length=l)
+    a = _integer_counts(counts)
+    m = a.shape[1]
+    if a.dtype.kind in "iu" and 1 < l <= m:
+        # the m - l + 1 smallest counts, unordered, are the tail: a partition instead of a sort (integer sums
+        # are exact in any order); the manifest's profile of 636,800 classes by 147 values spent 1 s sorting
+        return np.partition(a, m - l, axis=1)[:, :m - l + 1].sum(axis=1)
+    r = sorted_counts(a, length=l)
     return r[:, l - 1:].sum(axis=1)
 
 
@@ -168,7 +179,7 @@ def recursive_c_star(counts, l: int) -> np.ndarray:
     inf when the block has fewer than l distinct values (the tail is 0), and 0 for l = 1 (the paper:
     "1-diversity is always satisfied") and for an empty block.
     """
-    a = _counts(counts)
+    a = _integer_counts(counts)     # integer counts stay integers: `recursive_tail` partitions them
     if l == 1:
         return np.zeros(len(a))
     r1 = a.max(axis=1) if a.shape[1] else np.zeros(len(a))

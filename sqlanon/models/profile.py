@@ -100,13 +100,15 @@ def _combine(key: str, values: list):
     return min(values)
 
 
-def achieved_profile_in_chunks(sizes: np.ndarray, chunks, domains: dict[str, SensitiveDomain],
+def achieved_profile_in_chunks(sizes: np.ndarray | None, chunks, domains: dict[str, SensitiveDomain],
                                criteria: Sequence[Criterion] = ()) -> dict:
     """`achieved_profile` of many blocks, from chunks of them: what a release of millions of classes can
     afford (a dense matrix of 1.3 M classes by 147 values is 1.5 GB, and the entropies as much again).
 
     Args:
-        sizes: (B,) every released class's size (the table-level models read them all at once).
+        sizes: (B,) every released class's size (the table-level models read them all at once); None: the
+            chunks' sizes, in order (every released class is in a chunk: a caller that learns the sizes from the
+            chunks themselves).
         chunks: an iterable of (sizes of some of the blocks, attribute -> their (b, m) counts); every block in
             exactly one chunk.
         domains, criteria: as for `achieved_profile`.
@@ -120,15 +122,21 @@ def achieved_profile_in_chunks(sizes: np.ndarray, chunks, domains: dict[str, Sen
     >>> achieved_profile_in_chunks(np.array([3, 3]), parts, {"disease": disease}) == achieved_profile(
     ...     np.array([3, 3]), {"disease": mat}, {"disease": disease})
     True
+    >>> achieved_profile_in_chunks(None, parts, {"disease": disease})["k"]       # the sizes from the chunks
+    3
     """
     per_block = [c for c in criteria if not isinstance(c, TableCriterion)]
     values: dict[str, list] = {}
+    seen: list[np.ndarray] = []
     for part_sizes, counts in chunks:
+        if sizes is None:
+            seen.append(np.asarray(part_sizes))
         for key, value in achieved_profile(part_sizes, counts, domains, per_block).items():
             values.setdefault(key, []).append(value)
     if not values:
         raise ValueError("no blocks: use achieved_profile")
     # k, classes and the table-level models from every size, first, as achieved_profile orders them
-    out = achieved_profile(np.asarray(sizes), {}, domains, [c for c in criteria if isinstance(c, TableCriterion)])
+    sizes = np.concatenate(seen) if sizes is None else np.asarray(sizes)
+    out = achieved_profile(sizes, {}, domains, [c for c in criteria if isinstance(c, TableCriterion)])
     out.update({key: _combine(key, vs) for key, vs in values.items() if key not in out})
     return out
