@@ -243,6 +243,14 @@ def free_prefix(backend: Backend) -> str:
     return f"{PREFIX}{n if n > 1 else ''}"
 
 
+def source_changed(label: str, detail: str) -> DataError:
+    """The error of a source whose rows changed while a run read it: the preparation and the release each read
+    it (on DuckDB a Parquet file or a table read directly, and on every engine without a staged copy for the
+    release), and what is released must be what was judged."""
+    return DataError(f"the source {label} changed while sqlanon read it ({detail}); nothing was released: run "
+                     "again when nothing writes to it")
+
+
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
     """Column -> its distinct values as text in code-point order (one statement for all the columns)."""
     if not columns:
@@ -431,6 +439,10 @@ class FrequencySet:
             values = sorted(v for i, v in missing if i == pos)
             if values:
                 raise UnknownValues(q.name, values, str(q.hierarchy.source))
+        if not self.entity and self.reads_source_directly:     # read again: it may have changed since the profile
+            now = int(self.backend.fetchrow("count_rows.sql", relation=self.source)[0])
+            if now != rows:
+                raise source_changed(self.policy.source.label, f"{rows:,} rows when first read, {now:,} now")
         # every value covered, yet rows lost or gained in the joins: a bug, not bad input
         raise RuntimeError(f"the bottom frequency set holds {held} rows of the source's {rows}")
 

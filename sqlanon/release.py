@@ -47,7 +47,7 @@ from .catalog import (
 from .checker import NodeResult
 from .engine import Backend
 from .errors import DataError, PolicyError
-from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier
+from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
 
@@ -184,9 +184,10 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         one of the names while this one was building."""
         check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
 
-    def record() -> None:
-        """Inside the transaction, after the swap: outputs, manifest and catalog rows."""
-        rows = int(b.fetchrow("count_rows.sql", relation=name)[0])
+    def record(rows: int | None = None) -> None:
+        """Inside the transaction, after the swap: outputs (`rows`: the release's, when counted already),
+        manifest and catalog rows."""
+        rows = int(b.fetchrow("count_rows.sql", relation=name)[0]) if rows is None else rows
         outputs.append(Output(kind, name, rows))
         for c in companions:
             outputs.extend(c.outputs())
@@ -207,6 +208,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)
+            rows = _released_rows(policy, fs, result, tmp)
             for c in companions:
                 c.build()
             with b.transaction():
@@ -216,7 +218,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 for c in companions:
                     c.swap()
                 _drop_stale(b, catalog, stale)
-                record()
+                record(rows)
         except BaseException:
             _drop_quietly(b, tmp)
             for c in companions:
@@ -249,6 +251,19 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     for path in policy.release.export:
         export(b, name, path)
     return outputs
+
+
+def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: str) -> int:
+    """The rows of the release just built in `table`, which must be the rows the run judged: the source's less
+    the suppressed ones. Where the release read the source again (not its staged copy) rows written, deleted
+    or changed to a value outside the hierarchies since the preparation read it make them differ: then the
+    release is refused (`source_changed`) before it is swapped in. With an entity key the counts are of persons,
+    not rows, and are not compared."""
+    rows = int(fs.backend.fetchrow("count_rows.sql", relation=table)[0])
+    expected = fs.rows - result.suppressed_rows
+    if not fs.entity and rows != expected:
+        raise source_changed(policy.source.label, f"{expected:,} rows judged for release, {rows:,} read now")
+    return rows
 
 
 def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:
