@@ -298,7 +298,10 @@ class Anonymization:
             if not self.candidates:
                 self._list_minimal(searched, self.optimum)
         levels = self.lattice.levels(self.optimum.node)
-        result = self._evaluate_streamed(levels) or self.checker.evaluate(levels, known_satisfying=True)
+        result = self._evaluate_streamed(levels)
+        if result is None:
+            result = self.checker.evaluate(levels, known_satisfying=True)
+            self._profile_beside_kl(result)
         self.chosen = Candidate(levels, result, all_metrics(self.fs, result))
         self.timings["optimum"] = time.perf_counter() - t
         return self.chosen
@@ -426,22 +429,46 @@ class Anonymization:
         name = fs.sensitives[0].name
         codes: list[np.ndarray] = []
         sizes: list[np.ndarray] = []
-        cells_xlogx = 0.0
 
         def chunks():
-            nonlocal cells_xlogx
             for block_codes, dense in fs.sparse_count_chunks(levels, name, ACHIEVED_DENSE_CELLS):
                 codes.append(block_codes)
                 sizes.append(dense.sum(axis=1))
-                cells_xlogx += float(xlogx(dense).sum())
                 yield sizes[-1], {name: dense}
 
-        profile = achieved_profile_in_chunks(None, chunks(), {name: fs.sensitives[0].domain}, self.criteria)
+        profile, cells_xlogx = self._profile_and_xlogx(chunks())
         counts = NodeCounts(np.concatenate(codes), np.concatenate(sizes), {})
         result = self.checker.evaluate(levels, known_satisfying=True, counts=counts)
         result.kept_xlogx = cells_xlogx
         self._profiled = (result, profile)
         return result
+
+    def _profile_beside_kl(self, result: NodeResult) -> None:
+        """For a chosen node evaluated on its own (`_evaluate_streamed` did not apply: a suppression budget, or no
+        stats of the node) whose profile is streamed (`_streamed_chunks`) and which suppresses nothing: the
+        profile computed now, with its KL terms from the same counts, where the GROUP BY of `node_kl_terms.sql`
+        would otherwise run (no value known from the search's verdict, no roll-up in memory)."""
+        if result.kept_xlogx is not None or result.suppressed_rows or len(self.fs.sensitives) != 1 or \
+                not self._in_chunks(result) or self.fs.rolled_up() is not None:
+            return
+        name = self.fs.sensitives[0].name
+        profile, result.kept_xlogx = self._profile_and_xlogx(self._streamed_chunks(result, self._kept(result), name))
+        self._profiled = (result, profile)
+
+    def _profile_and_xlogx(self, chunks) -> tuple[dict, float]:
+        """The profile of every block of `chunks` ((sizes, {the one sensitive attribute: dense counts}), all the
+        node's blocks, none suppressed) and the sum of c ln c over their cells."""
+        sensitive = self.fs.sensitives[0]
+        cells_xlogx = 0.0
+
+        def counted():
+            nonlocal cells_xlogx
+            for sizes, counts in chunks:
+                cells_xlogx += float(xlogx(counts[sensitive.name]).sum())
+                yield sizes, counts
+
+        profile = achieved_profile_in_chunks(None, counted(), {sensitive.name: sensitive.domain}, self.criteria)
+        return profile, cells_xlogx
 
     def _achieved_in_chunks(self, result: NodeResult, keep: np.ndarray, names: list[str]) -> dict:
         domains = {s.name: s.domain for s in self.fs.sensitives}

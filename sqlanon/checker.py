@@ -92,7 +92,7 @@ class NodeResult:
     ok: np.ndarray                # per block: satisfies every criterion
     suppressed_rows: int
     # the sum of c ln c over the kept blocks' (block, value) cells, when known: from the node's stats
-    # (`NodeStats.kept_xlogx`), or from its counts streamed for its profile (`Anonymization._profile_beside_kl`)
+    # (`NodeStats.kept_xlogx`), or from its counts streamed for its profile (`Anonymization._profile_and_xlogx`)
     kept_xlogx: float | None = None
 
     @property

@@ -248,7 +248,8 @@ def source_changed(label: str, detail: str) -> DataError:
     it (on DuckDB a Parquet file or a table read directly, and on every engine without a staged copy for the
     release), and what is released must be what was judged."""
     return DataError(f"the source {label} changed while sqlanon read it ({detail}); nothing was released: run "
-                     "again when nothing writes to it")
+                     "again when nothing writes to it (a query source must return the same rows each time it runs: "
+                     "no sample, no LIMIT without ORDER BY)")
 
 
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
@@ -305,14 +306,16 @@ class FrequencySet:
                     shown = ", ".join(list(columns)[:20])
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
-        text = [n for n in [*policy.quasi_identifiers, *policy.sensitive] if columns[n].upper().startswith("VARCHAR")]
+        text = [n for n in [*policy.quasi_identifiers, *policy.sensitive, *entity]
+                if columns[n].upper().startswith("VARCHAR")]
         collated = b.collated_columns(self.source, text)
         if collated:
-            name = collated[0]
-            raise DataError(f"column '{name}' of the source {policy.source.label} compares under a collation (such as "
-                            "NOCASE) that makes distinct values equal, which would merge values its hierarchy or the "
-                            "sensitive domain keeps apart; read the source through source.query, selecting "
-                            f'"{name}" COLLATE C AS "{name}"')
+            named = ", ".join(f"'{n}'" for n in collated)
+            selects = ", ".join(f'"{n}" COLLATE C AS "{n}"' for n in collated)
+            raise DataError(f"column(s) {named} of the source {policy.source.label} compare under a collation (such as "
+                            "NOCASE) that may make distinct values equal, merging values that the hierarchies, the "
+                            f"sensitive domain or the entity key keep apart; read the source through source.query, "
+                            f"selecting {selects}")
         checked = self.stage_columns()
         direct = self.reads_source_directly
         # `read`: what the profile, the distinct values and the bottom frequency set read
@@ -439,7 +442,7 @@ class FrequencySet:
             values = sorted(v for i, v in missing if i == pos)
             if values:
                 raise UnknownValues(q.name, values, str(q.hierarchy.source))
-        if not self.entity and self.reads_source_directly:     # read again: it may have changed since the profile
+        if self.reads_source_directly:      # read again: it may have changed since the profile
             now = int(self.backend.fetchrow("count_rows.sql", relation=self.source)[0])
             if now != rows:
                 raise source_changed(self.policy.source.label, f"{rows:,} rows when first read, {now:,} now")

@@ -31,6 +31,7 @@ from conftest import HOSPITAL, ROOT
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.cli import main
+from sqlanon.errors import DataError
 from sqlanon.policy import load_policy
 
 ROWS = [(13053, 28, "Russian", "Heart Disease"), (13068, 29, "American", "Heart Disease"),
@@ -82,6 +83,8 @@ def template(tmp_path_factory) -> Path:
     con.execute("CREATE TABLE noaccent_condition (customer_id INTEGER, zip_code INTEGER, age INTEGER, "
                 "nationality VARCHAR, condition VARCHAR COLLATE NOACCENT)")
     con.execute("INSERT INTO noaccent_condition SELECT * FROM hospital")
+    con.execute("CREATE TABLE two_collated AS SELECT customer_id, zip_code, age, nationality COLLATE NOCASE AS "
+                "nationality, condition COLLATE NFC AS condition FROM hospital")
     con.close()
     # a manifest of a real release (made beside the template, not in it) for the cases that edit one
     made = tmp_path_factory.mktemp("bad_input_manifest")
@@ -291,15 +294,17 @@ CASES = [
     Case("source-catalog-with-database", source(database="data.duckdb", table="x.s.hospital"), "names a catalog",
          ["anonymize", "p.yaml", "-q", "--db", "out.duckdb"]),
     Case("source-collated-qi", source(database="data.duckdb", table="nocase"),
-         "column 'nationality' of the source nocase compares under a collation (such as NOCASE)"),
+         "column(s) 'nationality' of the source nocase compare under a collation (such as NOCASE)"),
     Case("source-collated-through-view", source(database="data.duckdb", table="nocase_view"),
-         "column 'nationality' of the source nocase_view compares under a collation"),
+         "column(s) 'nationality' of the source nocase_view compare under a collation"),
     Case("source-collated-sensitive", source(database="data.duckdb", table="noaccent_condition"),
-         'column \'condition\' of the source noaccent_condition compares under a collation (such as NOCASE) that '
-         'makes distinct values equal, which would merge values its hierarchy or the sensitive domain keeps apart; '
-         'read the source through source.query, selecting "condition" COLLATE C AS "condition"'),
+         "column(s) 'condition' of the source noaccent_condition compare under a collation (such as NOCASE) that "
+         "may make distinct values equal, merging values that the hierarchies, the sensitive domain or the entity "
+         'key keep apart; read the source through source.query, selecting "condition" COLLATE C AS "condition"'),
+    Case("source-collated-two", source(database="data.duckdb", table="two_collated"),
+         "column(s) 'nationality', 'condition' of the source two_collated compare under a collation"),
     Case("query-collated", source(database="data.duckdb", query="SELECT * FROM nocase"),
-         "column 'nationality' of the source query compares under a collation"),
+         "column(s) 'nationality' of the source query compare under a collation"),
     Case("query-two-statements", source(query="SELECT * FROM read_csv('hospital.csv'); DROP TABLE x"),
          "must be one SELECT statement; got 2 statements"),
     Case("query-delete", source(database="data.duckdb", query="DELETE FROM hospital"), "must be one SELECT"),
@@ -621,6 +626,36 @@ def test_collated_column_through_a_query(template, tmp_path):
         values = set(run.fs.qi("nationality").hierarchy.values)
     assert values == {n.upper() if i % 2 == 0 else n for i, (_, _, n, _) in enumerate(ROWS)}
     assert {"RUSSIAN", "Russian"} <= values
+
+
+def test_columns_declared_with_a_binary_collation_are_read(template, tmp_path):
+    """C, POSIX and binary are the names of DuckDB's binary collation: such columns compare exactly, are read, and
+    give the release of the plain table."""
+    folder = tmp_path / "d"
+    shutil.copytree(template, folder)
+    con = duckdb.connect(str(folder / "data.duckdb"))
+    con.execute('CREATE TABLE binary_named AS SELECT customer_id, zip_code, age, nationality COLLATE POSIX AS '
+                'nationality, condition COLLATE "binary" AS condition FROM hospital')
+    con.close()
+    _run_ok(folder, {**BASE_POLICY, "source": {"database": "data.duckdb", "table": "binary_named"},
+                     "release": {"name": "rel"}})
+    _run_ok(folder, {**BASE_POLICY, "release": {"name": "rel_plain"}})
+    assert _rows(folder / "data.duckdb", "SELECT * FROM rel ORDER BY ALL") == \
+        _rows(folder / "data.duckdb", "SELECT * FROM rel_plain ORDER BY ALL")
+
+
+def test_a_connection_default_collation_is_refused(template):
+    """A collation set as the connection's default applies to every text column that has none of its own, the
+    mapping tables' too: the column probe cannot see it, the setting is read instead."""
+    con = duckdb.connect()
+    con.execute("SET default_collation = 'nocase'")
+    con.execute(f"CREATE TABLE hospital AS SELECT * FROM read_csv('{template / 'hospital.csv'}')")
+    policy = load_policy({**BASE_POLICY, "source": {"table": "hospital"}}, base_dir=template)
+    with pytest.raises(DataError, match="the DuckDB connection's default_collation is 'nocase', under which distinct "
+                                        "values may compare equal; sqlanon compares values exactly: RESET "
+                                        "default_collation first"):
+        Anonymization(policy, connection=con)
+    con.close()
 
 
 def test_keep_with_suppression(template, tmp_path):

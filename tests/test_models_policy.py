@@ -286,26 +286,32 @@ def test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks(monkeypa
 @pytest.mark.parametrize("privacy", [
     {"k": 2, "t_closeness": {"t": 0.6, "distance": "equal"}},
     {"l_diversity": {"variant": "recursive", "c": 4, "l": 2}},
-], ids=["t-closeness", "recursive"])
+    {"k": 2, "t_closeness": {"t": 0.6, "distance": "equal"}, "max_suppression": 1e-4},
+], ids=["t-closeness", "recursive", "t-closeness with a budget"])
 def test_chosen_node_evaluation_profile_and_kl_terms_come_from_one_stream_of_its_counts(monkeypatch, privacy):
-    """Where the chosen node's profile is streamed from its counts (`_in_chunks`; no roll-up, no suppression
-    budget), its blocks' codes and sizes, its profile and its KL-divergence terms all come from that one stream
-    (`Anonymization._evaluate_streamed`), not from `node_counts.sql` and `node_kl_terms.sql` beside it: the
-    same blocks, divergence and profile as the separate computations, and two statements fewer."""
+    """Where the chosen node's profile is streamed from its counts (`_in_chunks`; no roll-up), its profile and its
+    KL-divergence terms come from that one stream, not from `node_kl_terms.sql` beside it; without a suppression
+    budget its blocks' codes and sizes too, not from `node_counts.sql` (`Anonymization._evaluate_streamed`). With
+    a budget the node is judged on its own first (its blocks may be suppressed), and when it suppresses nothing
+    its profile and KL terms still share the stream (`_profile_beside_kl`). Either way: the same blocks,
+    divergence and profile as the separate computations, and fewer statements."""
     import sqlanon.anonymizer as anonymizer
     from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
     monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 64)          # a few blocks per chunk
+    budget = "max_suppression" in privacy
     runs = {}
     for streamed in (True, False):
-        if not streamed:
+        if not streamed:        # the separate computations: node_counts, node_kl_terms, the profile's own stream
             monkeypatch.setattr(Anonymization, "_evaluate_streamed", lambda self, levels: None)
+            monkeypatch.setattr(Anonymization, "_profile_beside_kl", lambda self, result: None)
         with Anonymization(adult_policy(4, privacy), db=":memory:") as run:
             run.fs.rollup = False
             run.search()
             run.backend.log = []
             chosen = run.choose()
             log = list(run.backend.log)
+            assert (run.checker.budget > 0) is budget and chosen.result.suppressed_rows == 0
             kl_statements = sum("node_kl_terms" in q or "LN(\"g\")" in q for q in log)
             runs[streamed] = (chosen.levels, chosen.metrics["kl_divergence"], run.achieved(chosen.result),
                               kl_statements, chosen.result.kept_xlogx, len(log), chosen.result.counts)
@@ -319,4 +325,5 @@ def test_chosen_node_evaluation_profile_and_kl_terms_come_from_one_stream_of_its
     for key, value in profile0.items():
         assert profile[key] == (pytest.approx(value) if isinstance(value, float) else value), key
     assert statements == 0 and statements0 == 1
-    assert n == n0 - 1      # the stream instead of node_counts.sql and node_kl_terms.sql
+    # the stream instead of node_kl_terms.sql, and without a budget instead of node_counts.sql too
+    assert n == n0 - (0 if budget else 1)

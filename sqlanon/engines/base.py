@@ -249,9 +249,10 @@ class Backend:
         raise NotImplementedError
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
-        """Those of the text columns `names` that the engine compares under a collation that makes distinct
-        values equal (DuckDB's NOCASE, NOACCENT): their GROUP BYs and joins would merge values that sqlanon and
-        the hierarchies keep apart. Here none: PostgreSQL's and Spark's default collations compare exactly."""
+        """Those of the text columns `names` that the engine compares under a collation other than the binary one
+        (DuckDB's NOCASE, NOACCENT): their GROUP BYs and joins may merge values that sqlanon and the hierarchies
+        keep apart. Here none are found: PostgreSQL's and Spark's default collations compare exactly, and a
+        column declared with a nondeterministic collation (PostgreSQL) or UTF8_LCASE (Spark) is not detected."""
         return []
 
     def relation_kind(self, name: str) -> str | None:

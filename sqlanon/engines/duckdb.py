@@ -193,16 +193,26 @@ class DuckDBBackend(Backend):
         cur.fetchall()
         return cols
 
+    # the names of DuckDB's binary collation: a column declared with one of them compares exactly
+    BINARY_COLLATIONS = ("C", "POSIX", "binary")
+
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
-        out = []
-        for name in names:      # one statement per column: DuckDB's refusal does not say which column
-            try:
-                self.con.execute(self.sql("collation_probe.sql", relation=relation, column=name)).fetchall()
-            except duckdb.BinderException as e:
-                if "collation" not in str(e):
-                    raise
-                out.append(name)
-        return out
+        default = self._settings(("default_collation",))["default_collation"]
+        if default.casefold() not in ("", *(c.casefold() for c in self.BINARY_COLLATIONS)):
+            raise DataError(f"the DuckDB connection's default_collation is '{default}', under which distinct values "
+                            "may compare equal; sqlanon compares values exactly: RESET default_collation first")
+        return [name for name in names if not any(self._binds(relation, name, c) for c in self.BINARY_COLLATIONS)]
+
+    def _binds(self, relation: str, column: str, collation: str) -> bool:
+        """Can `column` be compared with itself under `collation` (`collation_probe.sql`)?"""
+        try:
+            self.con.execute(self.sql("collation_probe.sql", relation=relation, column=column,
+                                      collation=collation)).fetchall()
+            return True
+        except duckdb.Error as e:
+            if isinstance(e, duckdb.BinderException) and "collation" in str(e):
+                return False
+            raise DataError(f"the database refused a query (collation_probe.sql): {str(e).splitlines()[0]}") from None
 
     def relation_kind(self, name: str) -> str | None:
         row = self.fetchone("relation_kind.sql", name_parts(name))
