@@ -575,6 +575,33 @@ def test_postgres_bad_input_is_one_line_and_leaves_nothing(postgres, tmp_path):
     assert _pg_tables(postgres) == before
 
 
+def test_postgres_column_under_a_nondeterministic_collation_is_refused(postgres, tmp_path):
+    """A case-insensitive ICU collation makes 'RUSSIAN' and 'Russian' one value to PostgreSQL's GROUP BYs and
+    joins, two to the hierarchies: the column is refused with one line naming it, declared on the table or
+    inherited through a query, and the query the line suggests (the column COLLATE "C") is read and released."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', "
+                    "deterministic = false)")
+        con.execute("CREATE TABLE hospital_ci AS SELECT * FROM hospital")
+        con.execute("ALTER TABLE hospital_ci ALTER COLUMN nationality TYPE text COLLATE ci")
+        con.execute("UPDATE hospital_ci SET nationality = upper(nationality) WHERE age % 2 = 0")
+    try:
+        source = {"engine": "postgres", "dsn_env": PG_ENV}
+        for src, label in (({"table": "hospital_ci"}, "hospital_ci"), ({"query": "SELECT * FROM hospital_ci"}, "query")):
+            policy = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 4}), source={**source, **src}))
+            _one_line_error(_cli(["anonymize", policy, "-q"]),
+                            f"column(s) 'nationality' of the source {label} compare under a collation")
+        exact = 'SELECT zip_code, age, nationality COLLATE "C" AS nationality, condition FROM hospital_ci'
+        out = _outcome(dict(_hospital_policy("postgres", {"k": 4}, name="hospital_ci_rel"),
+                            source={**source, "query": exact}), tmp_path)
+        assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]
+    finally:
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            con.execute("DROP TABLE IF EXISTS hospital_ci_rel")
+            con.execute("DROP TABLE IF EXISTS hospital_ci")
+
+
 @pytest.mark.parametrize("fails", ["rename_table.sql", "catalog_insert.sql"])
 def test_postgres_failed_swap_keeps_the_previous_release(postgres, tmp_path, monkeypatch, fails):
     """A failure inside the swap's transaction, at the rename or at the catalog row written with it: the old

@@ -251,8 +251,8 @@ class Backend:
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
         """Those of the text columns `names` that the engine compares under a collation other than the binary one
         (DuckDB's NOCASE, NOACCENT): their GROUP BYs and joins may merge values that sqlanon and the hierarchies
-        keep apart. Here none are found: PostgreSQL's and Spark's default collations compare exactly, and a
-        column declared with a nondeterministic collation (PostgreSQL) or UTF8_LCASE (Spark) is not detected."""
+        keep apart (PostgreSQL: a nondeterministic collation, such as a case-insensitive ICU one). Here none are
+        found: Spark's default collation compares exactly, and a column declared UTF8_LCASE is not detected."""
         return []
 
     def relation_kind(self, name: str) -> str | None:

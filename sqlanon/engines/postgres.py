@@ -20,6 +20,7 @@ import csv
 import io
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -178,6 +179,13 @@ class PostgresBackend(Backend):
         except self.psycopg.Error as e:
             raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
                             f"{_first_line(e, self._secrets)}") from None
+
+    def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
+        """Those of `names` under a nondeterministic collation (`nondeterministic_columns_postgres.sql`)."""
+        if not names:
+            return []
+        row = self.fetchone("nondeterministic_columns_postgres.sql", relation=relation, columns=list(names))
+        return [n for n, nondeterministic in zip(names, row or ()) if nondeterministic]
 
     def relation_kind(self, name: str) -> str | None:
         row = self.fetchone("relation_kind.sql", name_parts(name))

@@ -1,0 +1,13 @@
+{# PostgreSQL: for each of `columns`, whether its collation (declared on the column, or inherited through a
+   view or query) is nondeterministic: one that makes distinct strings equal, as a case-insensitive ICU collation
+   does (`PostgresBackend.collated_columns`). The collation is the column expression's, known when the statement
+   is planned: no row of the relation is read (LIMIT 0, outer-joined to one row of NULLs, so that a query source is
+   not run). NULL where the column has no collation. #}
+SELECT
+{% for c in columns %}
+    (SELECT NOT pc."collisdeterministic" FROM pg_catalog.pg_collation AS pc
+     WHERE pc."oid" = to_regcollation(pg_collation_for(s.{{ c | ident }}))) AS {{ ('c%d' % loop.index0) | ident }}{% if not loop.last %},{% endif %}
+
+{% endfor %}
+FROM (SELECT 1 AS "one") AS o
+LEFT JOIN (SELECT * FROM {{ relation | relation }} LIMIT 0) AS s ON TRUE
