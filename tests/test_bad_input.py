@@ -300,7 +300,8 @@ CASES = [
     Case("source-collated-sensitive", source(database="data.duckdb", table="noaccent_condition"),
          "column(s) 'condition' of the source noaccent_condition compare under a collation (such as NOCASE) that "
          "may make distinct values equal, merging values that the hierarchies, the sensitive domain or the entity "
-         'key keep apart; read the source through source.query, selecting "condition" COLLATE C AS "condition"'),
+         'key keep apart; read it through a query (source.query for the source) selecting "condition" COLLATE C AS '
+         '"condition"'),
     Case("source-collated-two", source(database="data.duckdb", table="two_collated"),
          "column(s) 'nationality', 'condition' of the source two_collated compare under a collation"),
     Case("query-collated", source(database="data.duckdb", query="SELECT * FROM nocase"),

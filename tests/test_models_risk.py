@@ -252,6 +252,16 @@ def test_kmap_population_must_be_covered_by_the_hierarchies(census_db, tmp_path)
         criteria_from_policy({"k_map": {"k": 6, "population": "census", "sampling_fraction": 0.1}}, {"s": DOMAIN})
 
 
+def test_kmap_population_under_a_collation_is_refused(tmp_path):
+    """The population is joined to the mapping tables: a NOCASE column would match 'Male' and 'male' alike."""
+    db = adult_database(tmp_path / "c.duckdb", "SELECT age, sex COLLATE NOCASE AS sex, race, marital_status FROM adult")
+    policy = adult_policy(4, {"k_map": {"k": 6, "population": "census"}}, source={"database": str(db), "table": "adult"})
+    from sqlanon.errors import DataError
+    with Anonymization(policy, db=str(db)) as run, pytest.raises(
+            DataError, match=r"column\(s\) 'sex' of the population table census compare under a collation"):
+        run.search()
+
+
 def test_kmap_may_ask_for_more_people_than_the_sample_has(census_db):
     policy = adult_policy(2, {"k_map": {"k": 50_000, "population": "census"}},
                           source={"database": str(census_db), "table": "adult"})

@@ -230,6 +230,27 @@ def test_risk_command_json_and_bad_input(tmp_path):
         assert needle in r.output and "Traceback" not in r.output
 
 
+def test_risk_of_a_collated_source_or_population_is_refused(tmp_path):
+    """`sqlanon risk` groups the source (or a population) by the quasi-identifiers: under NOCASE 'Male' and 'male'
+    would be one class, and the risk too low. One line, exit code 2."""
+    import duckdb
+    db = tmp_path / "c.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * REPLACE (CASE WHEN age % 2 = 0 THEN upper(sex) ELSE sex END "
+                f"COLLATE NOCASE AS sex) FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE TABLE census AS SELECT age, sex, race, marital_status FROM adult")
+    con.execute(f"CREATE TABLE exact AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.close()
+    for table, args, needle in [("adult", [], "column(s) 'sex' of the source adult compare under a collation"),
+                                ("exact", ["--population", "census"],
+                                 "column(s) 'sex' of the population table census compare under a collation")]:
+        path = _policy_file(tmp_path, source={"database": str(db), "table": table})
+        r = CliRunner().invoke(main, ["risk", str(path), *args])
+        assert r.exit_code == 2, r.output
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.output, r.output
+
+
 def test_release_risk_from_a_manifest(tmp_path):
     path = _policy_file(tmp_path)
     manifest = tmp_path / "m.json"
