@@ -243,24 +243,6 @@ def free_prefix(backend: Backend) -> str:
     return f"{PREFIX}{n if n > 1 else ''}"
 
 
-def refuse_collated(backend: Backend, relation: str, names: Sequence[str], what: str,
-                    columns: dict[str, str] | None = None) -> None:
-    """Refuse the text columns among `names` that `relation` compares under a collation other than the binary one
-    (`Backend.collated_columns`: NOCASE, a case-insensitive ICU collation...): their GROUP BYs and joins to the
-    mapping tables would merge values that the hierarchies, the sensitive domain or the entity key keep apart.
-    `what` names the relation in the message; `columns`: its (name -> type), when already read."""
-    types = columns if columns is not None else dict(backend.columns(relation))
-    text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")]
-    collated = backend.collated_columns(relation, text)
-    if collated:
-        named = ", ".join(f"'{n}'" for n in collated)
-        selects = ", ".join(f'"{n}" COLLATE C AS "{n}"' for n in collated)
-        raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
-                        "distinct values equal, merging values that the hierarchies, the sensitive domain or the "
-                        f"entity key keep apart; read it through a query (source.query for the source) selecting "
-                        f"{selects}")
-
-
 def source_changed(label: str, detail: str) -> DataError:
     """The error of a source whose rows changed while a run read it: the preparation and the release each read
     it (on DuckDB a Parquet file or a table read directly, and on every engine without a staged copy for the
@@ -324,8 +306,8 @@ class FrequencySet:
                     shown = ", ".join(list(columns)[:20])
                     raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
                                     f"(its columns: {shown}); fix the name in the policy")
-        refuse_collated(b, self.source, [*policy.quasi_identifiers, *policy.sensitive, *entity],
-                        f"the source {policy.source.label}", columns)
+        b.refuse_collated(self.source, [*policy.quasi_identifiers, *policy.sensitive, *entity],
+                          f"the source {policy.source.label}", columns)
         checked = self.stage_columns()
         direct = self.reads_source_directly
         # `read`: what the profile, the distinct values and the bottom frequency set read

@@ -60,7 +60,6 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     """The report `sqlanon risk` prints, as a dict (see `sqlanon.risk.analysis.risk_report`)."""
     from ..anonymizer import Anonymization, default_db
     from ..engine import MEMORY, open_backend
-    from ..frequency import refuse_collated
     from ..policy import load_policy, source_with_table
     from ..risk.analysis import node_keys, plain_keys, risk_report
 
@@ -105,7 +104,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
                 sample_keys = plain_keys(qis)
             if population is not None:
                 _check_columns(run.backend, population, qis, "population table")
-                refuse_collated(run.backend, population, qis, f"the population table {population}")
+                run.backend.refuse_collated(population, qis, f"the population table {population}")
             report = risk_report(run.backend, relation, sample_keys, entity=pol.entity_key, population=population,
                                  population_keys=keys, **options)
         return {**what, **report}
@@ -127,10 +126,10 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
         _check_columns(backend, view, qis, "table" if relation else "source")
         if population is not None:
             _check_columns(backend, population, qis, "population table")
-            refuse_collated(backend, population, qis, f"the population table {population}")
+            backend.refuse_collated(population, qis, f"the population table {population}")
         entity = pol.entity_key if relation is None or pol.entity_key in {c for c, _ in backend.columns(view)} else None
-        refuse_collated(backend, view, qis + ([entity] if entity else []),
-                        f"the table {relation}" if relation else f"the source {pol.source.label}")
+        backend.refuse_collated(view, qis + ([entity] if entity else []),
+                                f"the table {relation}" if relation else f"the source {pol.source.label}")
         report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population, **options)
     return {**what, **report}
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import templates
-from ..errors import PolicyError
+from ..errors import DataError, PolicyError
 from . import dialects
 
 SOURCE_VIEW = "__sqlanon_source"
@@ -254,6 +254,23 @@ class Backend:
         keep apart (PostgreSQL: a nondeterministic collation, such as a case-insensitive ICU one). Here none are
         found: Spark's default collation compares exactly, and a column declared UTF8_LCASE is not detected."""
         return []
+
+    def refuse_collated(self, relation: str, names: Sequence[str], what: str,
+                        columns: dict[str, str] | None = None) -> None:
+        """Refuse the text columns among `names` that `relation` compares under a collation other than the binary
+        one (`collated_columns`: NOCASE, a case-insensitive ICU collation...): their GROUP BYs and joins to the
+        mapping tables would merge values that the hierarchies, the sensitive domain or the entity key keep apart.
+        `what` names the relation in the message; `columns`: its (name -> type), when already read."""
+        types = columns if columns is not None else dict(self.columns(relation))
+        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")]
+        collated = self.collated_columns(relation, text)
+        if collated:
+            named = ", ".join(f"'{n}'" for n in collated)
+            selects = ", ".join(f'"{n}" COLLATE C AS "{n}"' for n in collated)
+            raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
+                            "distinct values equal, merging values that the hierarchies, the sensitive domain or the "
+                            f"entity key keep apart; read it through a query (source.query for the source) selecting "
+                            f"{selects}")
 
     def relation_kind(self, name: str) -> str | None:
         """'TABLE' or 'VIEW' for a relation the release may replace, or None when there is none."""

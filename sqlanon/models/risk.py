@@ -269,7 +269,6 @@ class KMapPopulation(Criterion):
         if id(fs) in self._wide:
             return self._wide[id(fs)]
         from ..errors import DataError
-        from ..frequency import refuse_collated
         b = fs.backend
         have = {c for c, _ in b.columns(self.population)} if b.relation_kind(self.population) or \
             b.table_exists(self.population) else None
@@ -280,7 +279,7 @@ class KMapPopulation(Criterion):
             if q.name not in have:
                 raise DataError(f"privacy.k_map.population: table '{self.population}' has no column '{q.name}' "
                                 "(a quasi-identifier); the population needs every quasi-identifier column")
-        refuse_collated(b, self.population, [q.name for q in fs.qis], f"the population table {self.population}")
+        b.refuse_collated(self.population, [q.name for q in fs.qis], f"the population table {self.population}")
         for q in fs.qis:
             missing = b.fetchall("missing_values.sql", source=self.population, column=q.name, map_table=q.map_table)
             if missing:
