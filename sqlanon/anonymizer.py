@@ -407,9 +407,12 @@ class Anonymization:
 
     def _in_chunks(self, result: NodeResult) -> bool:
         """Is the node's profile computed from sparse counts, a bounded number of blocks at a time?"""
-        cells = len(result.ok) * sum(s.domain.size for s in self.fs.sensitives)
-        return bool(self.fs.sensitives) and cells > ACHIEVED_DENSE_CELLS and not self.fs.entity and \
+        return bool(self.fs.sensitives) and self._past_dense_cells(len(result.ok)) and not self.fs.entity and \
             bool(self._kept(result).any())
+
+    def _past_dense_cells(self, blocks: int) -> bool:
+        """Do `blocks` blocks by every sensitive attribute's values make more than ACHIEVED_DENSE_CELLS cells?"""
+        return blocks * sum(s.domain.size for s in self.fs.sensitives) > ACHIEVED_DENSE_CELLS
 
     def _evaluate_streamed(self, levels: dict[str, int]) -> NodeResult | None:
         """The chosen node's evaluation, its profile and the sum of c ln c over its (block, value) cells (the
@@ -424,7 +427,7 @@ class Anonymization:
         fs = self.fs
         stats = self.checker.stats.get(tuple(levels[n] for n in self.lattice.names))
         if self.checker.budget != 0 or len(fs.sensitives) != 1 or fs.entity or fs.rolled_up() is not None or \
-                stats is None or stats.classes * fs.sensitives[0].domain.size <= ACHIEVED_DENSE_CELLS:
+                stats is None or not self._past_dense_cells(stats.classes):
             return None
         name = fs.sensitives[0].name
         codes: list[np.ndarray] = []
