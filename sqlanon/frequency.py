@@ -167,6 +167,9 @@ def _runs(keys: np.ndarray) -> np.ndarray:
 # a node's block codes and sensitive value packed into one BIGINT (mixed radix) when the product of the radices
 # stays below this: the key sorts like the codes, and one integer sorts much faster than many columns
 PACKED_KEY_LIMIT = float(2 ** 62)
+# the fewest bits of each group's count in the grouped verdict's packed sum (`FrequencySet.packed_group_width`):
+# below that most blocks of a few hundred rows would carry, and be judged again on their values
+PACKED_GROUP_MIN_BITS = 6
 
 
 def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
@@ -768,13 +771,17 @@ class FrequencySet:
                     b["groups"] = self.value_groups_table(sensitive, value_groups)     # made once
         exact = [i for i, b in enumerate(branches) if "groups" not in b]
         grouped = [i for i, b in enumerate(branches) if "groups" in b]
+        if grouped and value_groups:
+            for i in self._packed_branches([(nodes[i], radixes[i]) for i in grouped], sensitive, value_groups):
+                branches[grouped[i]].update(packed=self.packed_group_width(value_groups), group_count=value_groups)
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq", "kept_xl")
         out: list[dict[str, float]] = [{} for _ in nodes]
         for template, part, groups in (("node_verdict_branch.sql", exact, None),
                                        ("node_verdict_grouped_branch.sql", grouped, value_groups)):
             if not part:
                 continue
-            with self._perfect_hashing([self._verdict_group_bys(nodes[i], radixes[i], sensitive, groups)
+            with self._perfect_hashing([self._verdict_group_bys(nodes[i], radixes[i], sensitive, groups,
+                                                                bool(branches[i].get("packed")))
                                         for i in part]):
                 data = self.counts.fetchnumpy_union(template, [branches[i] for i in part])
             with_undecided = "undecided" in data
@@ -815,13 +822,38 @@ class FrequencySet:
         return [self.radix(a, lvl) for a, lvl in levels.items()]
 
     def _verdict_group_bys(self, levels: dict[str, int], radix: list[int] | None, sensitive: str,
-                           groups: int | None) -> list[tuple[list[int], int]]:
+                           groups: int | None, packed: bool = False) -> list[tuple[list[int], int]]:
         """The GROUP BYs of a verdict query, as (key ranges, aggregates): (block, value) with the cell's count,
         then the block with its size, values and sum of c ln c (`node_verdict_branch.sql`); with `groups`, the
-        same on (block, group of values) before them (`node_verdict_grouped_branch.sql`)."""
+        same on (block, group of values) before them (`node_verdict_grouped_branch.sql`), or with `packed` the
+        block alone with its size and packed sum."""
         block = self._key_ranges(levels, radix)
         exact = [(block + [self._sens(sensitive).domain.size], 1), (block, 3)]
+        if groups and packed:
+            return [(block, 2)] + exact
         return ([(block + [groups], 1), (block, 3)] if groups else []) + exact
+
+    def packed_group_width(self, groups: int) -> int | None:
+        """The bits w of each group's count in the grouped verdict's packed sum (`node_verdict_grouped_branch.sql`
+        with `packed`): the last of `groups` digits takes the table's row count whole, so no block's sum exceeds
+        the engine's `sum_bits`; None where that leaves fewer than `PACKED_GROUP_MIN_BITS` bits a group (or the
+        engine has no such integer). At 100 M rows (27 bits) with 12 groups on DuckDB: (127 - 27) // 11 = 9 bits,
+        counts up to 511 a group in a block."""
+        width = (self.counts.sum_bits - self.rows.bit_length()) // (groups - 1) if groups > 1 else 0
+        return width if width >= PACKED_GROUP_MIN_BITS else None
+
+    def _packed_branches(self, nodes: list[tuple[dict[str, int], list[int] | None]], sensitive: str,
+                         groups: int) -> list[int]:
+        """Which grouped verdicts of one statement count their groups in a packed sum: those whose (block, group)
+        GROUP BY would not get a perfect hash table (more bits than `perfect_hash_threshold` gives the statement),
+        where the engine packs at all. A perfect hash table is faster than the packed sum; a hashed GROUP BY of
+        (block, group) pairs, 12 per block, is slower (`node_verdict_grouped_branch.sql`)."""
+        if self.packed_group_width(groups) is None:
+            return []
+        states = self.counts.perfect_hash_states()
+        group_bys = [self._verdict_group_bys(levels, radix, sensitive, groups) for levels, radix in nodes]
+        threshold = perfect_hash_threshold([(required_bits(r), a) for gb in group_bys for r, a in gb], states)
+        return [i for i, gb in enumerate(group_bys) if required_bits(gb[0][0]) > threshold]
 
     def _perfect_hashing(self, statement: list[list[tuple[list[int], int]]]) -> contextlib.AbstractContextManager:
         """`Backend.perfect_hashing` for one count statement: per branch, its GROUP BYs as (key ranges, number

@@ -8,7 +8,9 @@ all blocks at once.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from unittest import mock
 
 import duckdb
 import numpy as np
@@ -566,15 +568,37 @@ GROUPED_CASES = [c for c in VERDICT_CASES if c[1] is None]      # occupation: 14
 VERDICT_FIELDS = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq")
 
 
+def _packing(width: int | None):
+    """Every grouped verdict counted in the packed sum (`FrequencySet._packed_branches` picks all), its groups'
+    digits `width` bits wide (None: `packed_group_width`'s own width)."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(mock.patch.object(frequency.FrequencySet, "_packed_branches",
+                                          lambda self, nodes, sensitive, groups: list(range(len(nodes)))))
+    if width is not None:
+        stack.enter_context(mock.patch.object(frequency.FrequencySet, "packed_group_width",
+                                              lambda self, groups: width))
+    return stack
+
+
+# how a grouped verdict counts a block's groups: a GROUP BY of (block, group) pairs; one packed sum per block,
+# its digits as wide as the table allows (8 bits at Adult's 45,222 rows with 14 groups); digits of 2 bits (a
+# group of 4 rows carries: most blocks are then judged on their values)
+GROUP_COUNTS = {"pairs": False, "packed": None, "packed, carrying": 2}
+
+
+@pytest.mark.parametrize("form", GROUP_COUNTS)
 @pytest.mark.parametrize("groups", [1, 2, 4, 14])
 @pytest.mark.parametrize("privacy, sensitive", GROUPED_CASES, ids=lambda v: str(v))
-def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
+def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups, form):
     """On every Adult node the grouped verdict query (blocks judged on groups of the values, then exactly where
     the groups leave them undecided) gives the exact query's row: classes, sizes, suppressed rows, kept classes.
     It is not the exact query in disguise: with one group (no block proven by the groups) every block of enough
-    rows is judged exactly, with one value per group only the failing ones are, and in between some of each."""
+    rows is judged exactly, with one value per group only the failing ones are, and in between some of each.
+    The same with the groups counted in a packed sum, also where its digits carry (those blocks undecided)."""
     policy = _adult_policy(privacy, sensitive)
-    with Anonymization(policy, db=":memory:") as run:
+    width = GROUP_COUNTS[form]
+    with Anonymization(policy, db=":memory:") as run, \
+            (_packing(width) if width is not False else contextlib.nullcontext()):
         run.fs.rollup = False
         checker = run.checker
         nodes = _every_node(run)
@@ -582,7 +606,11 @@ def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
         exact = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds)
         log = run.backend.log = []
         grouped = run.fs.node_verdicts(nodes, checker.needed[0], *thresholds, value_groups=groups)
-        assert any('"vg"' in q for q in log)
+        # one group: its own width is none (no digits to pack); a forced one packs it, into one digit
+        packs = width is not False and (groups > 1 or width is not None)
+        assert any(('HUGEINT' if packs else '"vg"') in q for q in log)
+        assert not any(('"vg"' if packs else 'HUGEINT') in q for q in log)
+        carrying = width == 2
         packed = [run.fs._block_radix(levels) is not None for levels in nodes]
         undecided, judged = 0, 0
         for levels, e, g, is_packed in zip(nodes, exact, grouped, packed):
@@ -598,15 +626,19 @@ def test_grouped_verdicts_equal_the_exact_ones(privacy, sensitive, groups):
             assert failing_big <= g["undecided"] <= big, levels
             if groups == 1 and thresholds[2] is not None:
                 assert g["undecided"] == big, levels
-            if groups == 14:
+            if groups == 14 and width is False:       # a packed sum may carry: then more are undecided
                 assert g["undecided"] == failing_big, levels
             undecided += int(g["undecided"])
             judged += big
         assert any(packed)
         # fewer groups than l (or than the distinct values needed) cannot prove a block: all undecided
         provable = groups >= max(thresholds[1], math.exp(thresholds[2]) if thresholds[2] is not None else 1)
-        if 1 < groups < 14:
+        if 1 < groups < 14 and not carrying:
             assert 0 < undecided < judged if provable else undecided == judged
+        if carrying and groups > 1:     # the carried blocks are judged on their values, not on wrong digits
+            assert undecided > sum(max(int((run.fs.node_counts(levels).sizes >= thresholds[0]).sum())
+                                       - int(e["kept_classes"]), 0)
+                                   for levels, e, p in zip(nodes, exact, packed) if p)
 
 
 @pytest.mark.parametrize("ranges", [[1], [2], [3], [6], [1000], [702_966], [1000, 12], [44_000, 147],
@@ -649,7 +681,8 @@ def test_count_statements_are_aggregated_in_perfect_hash_tables_within_the_state
     """The class-size pass and the verdict queries (exact, grouped, witness) raise DuckDB's perfect_ht_threshold
     for their statement so that each of its GROUP BYs (Adult's bottom node: 5,180 blocks, 13 bits; with the
     value, 17) is planned as a perfect hash table, within the backend's `perfect_hash_states`; the caller's
-    setting (11) is back after each statement. States for none, or none offered: every GROUP BY is hashed."""
+    setting (11) is back after each statement. States for none, or none offered: every GROUP BY is hashed, and the
+    grouped verdict counts its groups in a packed sum instead of a GROUP BY of (block, group)."""
     with Anonymization(_adult_policy(*VERDICT_CASES[0]), db=":memory:") as run:
         run.fs.rollup = False
         counts = run.fs.counts
@@ -675,12 +708,38 @@ def test_count_statements_are_aggregated_in_perfect_hash_tables_within_the_state
         run.fs.node_verdicts([node], "occupation", *thresholds, witness=True)
         assert con.execute("SELECT current_setting('perfect_ht_threshold')").fetchall() == [(11,)]
     group_bys = [1, 2, 2, 4, 2]         # the GROUP BYs of each statement
+    if states != 1 << 24:               # no perfect hash table for (block, group): its groups in a packed sum
+        group_bys[3] = 3
     if states == 1 << 24:
         assert [s[0] for s in seen] == [13, 17, 17, 17, 17]
         assert [s[1] for s in seen] == [s[2] for s in seen] == group_bys
     else:
         assert [s[:2] for s in seen] == [(11, 0)] * 5
         assert [s[2] for s in seen] == group_bys
+
+
+@pytest.mark.parametrize("states, sum_bits, rows, groups, packed, width", [
+    (1 << 24, 127, None, 4, [], 37),        # (block, group) on 16 bits: a perfect hash table, not packed
+    (1 << 12, 127, None, 4, [0], 37),       # no perfect hash table for it: packed, (127 - 16) // 3 bits a digit
+    (0, 127, None, 14, [0], 8),             # the engine decides alone: packed
+    (1 << 12, 0, None, 4, [], None),        # an engine without a 128-bit sum (PostgreSQL, Spark)
+    (1 << 12, 127, None, 1, [], None),      # one group: nothing to pack
+    (1 << 12, 127, 2 ** 100, 14, [], None),  # 2^100 rows leave 26 bits for 13 digits: 2 each, too few
+])
+def test_grouped_verdicts_pack_their_groups_where_no_perfect_hash_table_fits(monkeypatch, states, sum_bits, rows,
+                                                                              groups, packed, width):
+    """`_packed_branches`: a grouped verdict counts its groups in a packed sum only where its (block, group)
+    GROUP BY would be hashed, and `packed_group_width` leaves the last digit the table's row count (Adult: 45,222
+    rows, 16 bits) and the others at least `PACKED_GROUP_MIN_BITS`."""
+    with Anonymization(_adult_policy(*VERDICT_CASES[0]), db=":memory:") as run:
+        counts = run.fs.counts
+        monkeypatch.setattr(counts, "perfect_hash_states", lambda settings=None: states)
+        monkeypatch.setattr(counts, "sum_bits", sum_bits)
+        if rows is not None:
+            monkeypatch.setattr(run.fs, "rows", rows)
+        node = {"age": 0, "sex": 0, "race": 0, "marital_status": 0}      # 5,180 blocks: 13 bits
+        assert run.fs.packed_group_width(groups) == width
+        assert run.fs._packed_branches([(node, run.fs._block_radix(node))], "occupation", groups) == packed
 
 
 @pytest.mark.parametrize("threads, memory_limit, states", [
@@ -793,16 +852,18 @@ def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp,
 @settings(max_examples=40, deadline=None)
 @given(rows=_random_rows(10),
        k=st.integers(1, 5), supp=st.sampled_from([0.0, 0.05, 0.3]), l=st.sampled_from([1.5, 2, 3]),
-       groups=st.integers(1, 5))
-def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l, groups):
-    """Random tables of up to 10 sensitive values, every node, 1 to 5 groups: the grouped verdict query's row
-    equals the exact one's (classes, sizes, suppressed rows, kept classes)."""
+       groups=st.integers(1, 5), form=st.sampled_from(list(GROUP_COUNTS)))
+def test_grouped_verdicts_equal_the_exact_ones_on_random_tables(rows, k, supp, l, groups, form):
+    """Random tables of up to 10 sensitive values, every node, 1 to 5 groups, each way of counting the groups:
+    the grouped verdict query's row equals the exact one's (classes, sizes, suppressed rows, kept classes)."""
     con, run = _random_run(rows, k, supp, l)
     if run.checker.needed:
         nodes = _every_node(run)
         thresholds = run.checker.verdict_thresholds()
         exact = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds)
-        grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
+        width = GROUP_COUNTS[form]
+        with _packing(width) if width is not False else contextlib.nullcontext():
+            grouped = run.fs.node_verdicts(nodes, run.checker.needed[0], *thresholds, value_groups=groups)
         for levels, e, g in zip(nodes, exact, grouped):
             for f in VERDICT_FIELDS:
                 assert g[f] == e[f], (levels, f)

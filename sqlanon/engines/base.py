@@ -130,6 +130,9 @@ class Backend:
     # the engine reads a CTE marked MATERIALIZED once however often it is named (the grouped verdict,
     # `node_verdict_grouped_branch.sql`; Spark SQL has no such mark)
     materializes_ctes = False
+    # the bits of the widest integer a SUM holds exactly (DuckDB's HUGEINT: 127), for the grouped verdict's
+    # counts per group packed into one sum per block (`FrequencySet.packed_group_width`); 0: not packed
+    sum_bits = 0
     # the wide frequency set is written sorted by one attribute's codes (`FrequencySet.cluster_order`), so that
     # the blocks of a node are near each other in it (DuckDB, PostgreSQL; Spark's shuffles would lose the order)
     clusters_wide = False

@@ -62,6 +62,7 @@ class DuckDBBackend(Backend):
     materializes_ctes = True
     clusters_wide = True
     typed_map_joins = True
+    sum_bits = 127
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None = None, created: bool = False,
                  owned: bool = True):
