@@ -300,7 +300,7 @@ CASES = [
     Case("source-collated-sensitive", source(database="data.duckdb", table="noaccent_condition"),
          "column(s) 'condition' of the source noaccent_condition compare under a collation (such as NOCASE) that "
          "may make distinct values equal, merging values that the hierarchies, the sensitive domain or the entity "
-         'key keep apart; read it through a query (source.query for the source) selecting "condition" COLLATE C AS '
+         'key keep apart; read it through a query (source.query for the source) selecting "condition" COLLATE "C" AS '
          '"condition"'),
     Case("source-collated-two", source(database="data.duckdb", table="two_collated"),
          "column(s) 'nationality', 'condition' of the source two_collated compare under a collation"),
@@ -612,12 +612,12 @@ def _rows(db: Path, sql: str) -> list[tuple]:
 
 
 def test_collated_column_through_a_query(template, tmp_path):
-    """The way out the refusal of a collated column names: a query selecting it with COLLATE C. Its values are
+    """The way out the refusal of a collated column names: a query selecting it with COLLATE "C". Its values are
     then compared exactly: 'RUSSIAN' and 'Russian' are two values (two distinct values where NOCASE saw one),
     and every source row is released once (under NOCASE the joins to the mapping table doubled them)."""
     folder = tmp_path / "d"
     shutil.copytree(template, folder)
-    query = 'SELECT * REPLACE ("nationality" COLLATE C AS "nationality") FROM nocase'
+    query = 'SELECT * REPLACE ("nationality" COLLATE "C" AS "nationality") FROM nocase'
     pol = {**BASE_POLICY, "source": {"database": "data.duckdb", "query": query},
            "quasi_identifiers": {**BASE_POLICY["quasi_identifiers"], "nationality": {"hierarchy": "suppress"}},
            "privacy": {"k": 2}, "release": {"name": "rel", "keep": ["customer_id"]}}

@@ -592,7 +592,10 @@ def test_postgres_column_under_a_nondeterministic_collation_is_refused(postgres,
             policy = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 4}), source={**source, **src}))
             _one_line_error(_cli(["anonymize", policy, "-q"]),
                             f"column(s) 'nationality' of the source {label} compare under a collation")
-        exact = 'SELECT zip_code, age, nationality COLLATE "C" AS nationality, condition FROM hospital_ci'
+        # the select the line suggests, word for word (an unquoted COLLATE C names no collation here)
+        suggested = _cli(["anonymize", policy, "-q"]).stderr.strip().rsplit("selecting ", 1)[1]
+        assert suggested == '"nationality" COLLATE "C" AS "nationality"'
+        exact = f'SELECT zip_code, age, {suggested}, condition FROM hospital_ci'
         out = _outcome(dict(_hospital_policy("postgres", {"k": 4}, name="hospital_ci_rel"),
                             source={**source, "query": exact}), tmp_path)
         assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]

@@ -269,7 +269,8 @@ class Backend:
         collated = self.collated_columns(relation, text)
         if collated:
             named = ", ".join(f"'{n}'" for n in collated)
-            selects = ", ".join(f'"{n}" COLLATE C AS "{n}"' for n in collated)
+            # "C" quoted: PostgreSQL folds an unquoted C to c, which it does not have; DuckDB takes either
+            selects = ", ".join(f'{templates.ident(n)} COLLATE "C" AS {templates.ident(n)}' for n in collated)
             raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
                             "distinct values equal, merging values that the hierarchies, the sensitive domain or the "
                             f"entity key keep apart; read it through a query (source.query for the source) selecting "
