@@ -23,11 +23,12 @@
    a GROUP BY of (block, group) but one sum per block of a 128-bit integer, each row adding its count times
    2^(w g) for its group g (DuckDB's HUGEINT): the groups' counts are then the sum's base-2^w digits, the
    last one unbounded. It is used where the (block, group) GROUP BY is too large for a perfect hash table:
-   one hashed GROUP BY of the blocks instead, at 100 M rows of Lands End 1.4 s instead of 2.7 to 4.7 s for
+   one hashed GROUP BY of the blocks instead, at 100 M rows of Lands End 1.4 to 1.9 s instead of 2.7 to 4.7 s for
    the four such nodes (in-process, benchmarks/RESULTS-rows.md). A group of 2^w rows or more in a block
    carries into the next digit; every carry lowers the digits' sum by 2^w - 1, so the digits are the
    counts exactly when they sum to the block's size, and a block where they do not is left undecided (judged
-   on its values, as above). No sum overflows: a block's is below rows * 2^(w (groups - 1)) <= 2^127. #}
+   on its values, as above). No sum overflows: a block's is at most rows * 2^(w (groups - 1)) < 2^127, rows the
+   table's sum of counts. #}
 {% from "_macros.sql" import block_passes, packed_key, verdict_columns %}
 {% set packed = packed | default(none) %}
 SELECT {{ verdict_columns(g) }}

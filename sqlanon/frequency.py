@@ -772,8 +772,9 @@ class FrequencySet:
         exact = [i for i, b in enumerate(branches) if "groups" not in b]
         grouped = [i for i, b in enumerate(branches) if "groups" in b]
         if grouped and value_groups:
-            for i in self._packed_branches([(nodes[i], radixes[i]) for i in grouped], sensitive, value_groups):
-                branches[grouped[i]].update(packed=self.packed_group_width(value_groups), group_count=value_groups)
+            packed, width = self._packed_branches([(nodes[i], radixes[i]) for i in grouped], sensitive, value_groups)
+            for i in packed:
+                branches[grouped[i]].update(packed=width, group_count=value_groups)
         fields = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes", "kept_sum_sq", "kept_xl")
         out: list[dict[str, float]] = [{} for _ in nodes]
         for template, part, groups in (("node_verdict_branch.sql", exact, None),
@@ -833,27 +834,32 @@ class FrequencySet:
             return [(block, 2)] + exact
         return ([(block + [groups], 1), (block, 3)] if groups else []) + exact
 
-    def packed_group_width(self, groups: int) -> int | None:
+    def packed_group_width(self, groups: int, rows: int) -> int | None:
         """The bits w of each group's count in the grouped verdict's packed sum (`node_verdict_grouped_branch.sql`
-        with `packed`): the last of `groups` digits takes the table's row count whole, so no block's sum exceeds
-        the engine's `sum_bits`; None where that leaves fewer than `PACKED_GROUP_MIN_BITS` bits a group (or the
-        engine has no such integer). At 100 M rows (27 bits) with 12 groups on DuckDB: (127 - 27) // 11 = 9 bits,
-        counts up to 511 a group in a block."""
-        width = (self.counts.sum_bits - self.rows.bit_length()) // (groups - 1) if groups > 1 else 0
+        with `packed`) over a table of `rows` rows (its sum of counts): the last of `groups` digits takes the
+        row count whole, so no block's sum exceeds the engine's `sum_bits`; None where that leaves fewer than
+        `PACKED_GROUP_MIN_BITS` bits a group (or the engine has no such integer). At 100 M rows (27 bits) with
+        12 groups on DuckDB: (127 - 27) // 11 = 9 bits, counts up to 511 a group in a block."""
+        width = (self.counts.sum_bits - rows.bit_length()) // (groups - 1) if groups > 1 else 0
         return width if width >= PACKED_GROUP_MIN_BITS else None
 
     def _packed_branches(self, nodes: list[tuple[dict[str, int], list[int] | None]], sensitive: str,
-                         groups: int) -> list[int]:
-        """Which grouped verdicts of one statement count their groups in a packed sum: those whose (block, group)
-        GROUP BY would not get a perfect hash table (more bits than `perfect_hash_threshold` gives the statement),
-        where the engine packs at all. A perfect hash table is faster than the packed sum; a hashed GROUP BY of
-        (block, group) pairs, 12 per block, is slower (`node_verdict_grouped_branch.sql`)."""
-        if self.packed_group_width(groups) is None:
-            return []
-        states = self.counts.perfect_hash_states()
+                         groups: int) -> tuple[list[int], int | None]:
+        """Which grouped verdicts of one statement count their groups in a packed sum, and its digits' width:
+        those whose (block, group) GROUP BY would not get a perfect hash table (more bits than the engine's
+        `perfect_hash_bits` for the statement), where the engine packs at all. A perfect hash table is faster
+        than the packed sum; a hashed GROUP BY of (block, group) pairs, 12 per block, is slower
+        (`node_verdict_grouped_branch.sql`). The width is bounded by the rows the sensitive totals count: the
+        wide frequency set's own sum of counts."""
+        totals = self._sens(sensitive).domain.totals
+        assert totals is not None       # set when the frequency set is built, before any node is judged
+        width = self.packed_group_width(groups, int(totals.sum()))
+        if width is None:
+            return [], None
         group_bys = [self._verdict_group_bys(levels, radix, sensitive, groups) for levels, radix in nodes]
-        threshold = perfect_hash_threshold([(required_bits(r), a) for gb in group_bys for r, a in gb], states)
-        return [i for i, gb in enumerate(group_bys) if required_bits(gb[0][0]) > threshold]
+        flat = [(required_bits(r), a) for gb in group_bys for r, a in gb]
+        threshold = self.counts.perfect_hash_bits(lambda states: perfect_hash_threshold(flat, states))
+        return [i for i, gb in enumerate(group_bys) if required_bits(gb[0][0]) > threshold], width
 
     def _perfect_hashing(self, statement: list[list[tuple[list[int], int]]]) -> contextlib.AbstractContextManager:
         """`Backend.perfect_hashing` for one count statement: per branch, its GROUP BYs as (key ranges, number

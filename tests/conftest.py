@@ -43,6 +43,8 @@ SLOW = {
     "tests/test_checker.py::test_min_block_size_is_a_necessary_condition",  # 4.2 s
     "tests/test_checker.py::test_sparse_counts_in_both_forms_equal_the_dense_counts",  # 8.1 s
     "tests/test_checker.py::test_two_stage_check_equals_dense_check_on_every_adult_node",  # 56.5 s
+    "tests/test_checker.py::test_grouped_verdicts_equal_the_exact_ones",  # 31 s (36 cases, three forms)
+    "tests/test_checker.py::test_grouped_verdicts_equal_the_exact_ones_on_random_tables",  # 11.9 s
     "tests/test_checker.py::test_a_node_the_witness_check_left_undecided_is_not_checked_again",  # 2.2 s
     "tests/test_cli.py::test_bad_policy_gives_one_line_and_exit_2",  # 12.2 s
     "tests/test_cli.py::test_check_exit_codes",  # 2.3 s

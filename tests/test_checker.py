@@ -571,13 +571,11 @@ VERDICT_FIELDS = ("classes", "sum_sq", "min_size", "suppressed", "kept_classes",
 def _packing(width: int | None):
     """Every grouped verdict counted in the packed sum (`FrequencySet._packed_branches` picks all), its groups'
     digits `width` bits wide (None: `packed_group_width`'s own width)."""
-    stack = contextlib.ExitStack()
-    stack.enter_context(mock.patch.object(frequency.FrequencySet, "_packed_branches",
-                                          lambda self, nodes, sensitive, groups: list(range(len(nodes)))))
-    if width is not None:
-        stack.enter_context(mock.patch.object(frequency.FrequencySet, "packed_group_width",
-                                              lambda self, groups: width))
-    return stack
+    def every(self, nodes, sensitive, groups):
+        rows = int(self._sens(sensitive).domain.totals.sum())
+        return list(range(len(nodes))), width if width is not None else self.packed_group_width(groups, rows)
+
+    return mock.patch.object(frequency.FrequencySet, "_packed_branches", every)
 
 
 # how a grouped verdict counts a block's groups: a GROUP BY of (block, group) pairs; one packed sum per block,
@@ -719,12 +717,12 @@ def test_count_statements_are_aggregated_in_perfect_hash_tables_within_the_state
 
 
 @pytest.mark.parametrize("states, sum_bits, rows, groups, packed, width", [
-    (1 << 24, 127, None, 4, [], 37),        # (block, group) on 16 bits: a perfect hash table, not packed
-    (1 << 12, 127, None, 4, [0], 37),       # no perfect hash table for it: packed, (127 - 16) // 3 bits a digit
-    (0, 127, None, 14, [0], 8),             # the engine decides alone: packed
-    (1 << 12, 0, None, 4, [], None),        # an engine without a 128-bit sum (PostgreSQL, Spark)
-    (1 << 12, 127, None, 1, [], None),      # one group: nothing to pack
-    (1 << 12, 127, 2 ** 100, 14, [], None),  # 2^100 rows leave 26 bits for 13 digits: 2 each, too few
+    (1 << 24, 127, 45_222, 4, [], 37),      # (block, group) on 16 bits: a perfect hash table, not packed
+    (1 << 12, 127, 45_222, 4, [0], 37),     # no perfect hash table for it: packed, (127 - 16) // 3 bits a digit
+    (0, 127, 45_222, 14, [0], 8),           # DuckDB's own threshold (12 bits) alone: packed
+    (1 << 12, 0, 45_222, 4, [], None),      # an engine without a 128-bit sum (PostgreSQL, Spark)
+    (1 << 12, 127, 45_222, 1, [], None),    # one group: nothing to pack
+    (1 << 12, 127, 2 ** 100, 14, None, None),   # 2^100 rows leave 26 bits for 13 digits: 2 each, too few
 ])
 def test_grouped_verdicts_pack_their_groups_where_no_perfect_hash_table_fits(monkeypatch, states, sum_bits, rows,
                                                                               groups, packed, width):
@@ -735,11 +733,69 @@ def test_grouped_verdicts_pack_their_groups_where_no_perfect_hash_table_fits(mon
         counts = run.fs.counts
         monkeypatch.setattr(counts, "perfect_hash_states", lambda settings=None: states)
         monkeypatch.setattr(counts, "sum_bits", sum_bits)
-        if rows is not None:
-            monkeypatch.setattr(run.fs, "rows", rows)
         node = {"age": 0, "sex": 0, "race": 0, "marital_status": 0}      # 5,180 blocks: 13 bits
-        assert run.fs.packed_group_width(groups) == width
-        assert run.fs._packed_branches([(node, run.fs._block_radix(node))], "occupation", groups) == packed
+        assert run.fs.packed_group_width(groups, rows) == width
+        if packed is not None:          # Adult's own rows
+            assert run.fs._packed_branches([(node, run.fs._block_radix(node))], "occupation", groups) == (
+                packed, width)
+        counts.con.execute("SET perfect_ht_threshold = 20")     # a connection's own higher threshold counts
+        if width is not None:
+            assert run.fs._packed_branches([(node, run.fs._block_radix(node))], "occupation", groups) == ([], width)
+
+
+def _one_block_per_sex(counts: dict[int, list[int]]) -> duckdb.DuckDBPyConnection:
+    """`_random_table` of one zip code and age: a block per sex, `counts[sex][v]` rows of value v."""
+    return _random_table([(0, 0, sex, v) for sex, per_value in counts.items()
+                          for v, c in enumerate(per_value) for _ in range(c)])
+
+
+@pytest.mark.parametrize("counts, groups, expected", [
+    # 5 rows of v0 (entropy 0): their group's count 5 carries in 2 bits, digits (1, 1) look like entropy ln 2;
+    # the digits sum to 2, not 5, so the block is judged on its values and fails (with the other, of one value)
+    ({0: [5, 0], 1: [0, 1]}, 2, {"suppressed": 6, "kept_classes": 0, "undecided": 2}),
+    # v3 is the table's lightest value, so its group is the last digit, read whole: 9 > 3 does not carry, and
+    # (1, 1, 1, 9) proves the first block; the second's 20s carry and it is judged on its values (it passes)
+    ({0: [1, 1, 1, 9], 1: [20, 20, 20, 0]}, 4, {"suppressed": 0, "kept_classes": 2, "undecided": 1}),
+])
+def test_packed_digits_of_two_bits(counts, groups, expected):
+    """The packed sum's digits with 2 bits each, on blocks chosen for it: a carry is caught by the digits' sum,
+    and the last digit is not masked. Entropy ln 2 (the TKDD threshold less `TOL`), any size."""
+    con = _one_block_per_sex(counts)
+    run = Anonymization(_random_policy(1, 0.0, {"variant": "entropy", "l": 2}), connection=con)
+    run.fs.rollup = False
+    node = {"zip": 0, "age": 0, "sex": 0}
+    thresholds = run.checker.verdict_thresholds()
+    with _packing(2):
+        row = run.fs.node_verdicts([node], run.checker.needed[0], *thresholds, value_groups=groups)[0]
+    assert {f: row[f] for f in expected} == expected
+    exact = run.fs.node_verdicts([node], run.checker.needed[0], *thresholds)[0]
+    assert all(row[f] == exact[f] for f in VERDICT_FIELDS)
+    con.close()
+
+
+def test_a_statement_packs_only_its_nodes_past_the_perfect_hash_bits(monkeypatch):
+    """In one statement of a node of one attribute (judged exactly), a node of 5,180 blocks and one of 5 blocks,
+    with perfect hash tables up to 15 bits: only the first grouped node's (block, group) GROUP BY (16 bits)
+    misses one, and only its branch is packed."""
+    with Anonymization(_adult_policy(*VERDICT_CASES[0]), db=":memory:") as run:
+        run.fs.rollup = False
+        counts = run.fs.counts
+        monkeypatch.setattr(counts, "perfect_hash_bits", lambda threshold_for: 15)
+        seen = []
+        fetch = counts.fetchnumpy_union
+
+        def spy(template, branches, order=None):
+            seen.append((template, [(sorted(b["block_cols"]), b.get("packed")) for b in branches]))
+            return fetch(template, branches, order)
+
+        monkeypatch.setattr(counts, "fetchnumpy_union", spy)
+        nodes = [{"age": 0}, {"age": 0, "sex": 0, "race": 0, "marital_status": 0},
+                 {"age": 4, "sex": 1, "race": 1, "marital_status": 0}]
+        run.fs.node_verdicts(nodes, "occupation", *run.checker.verdict_thresholds(), value_groups=4)
+        cols = [[run.fs.qi(a).col(lvl) for a, lvl in sorted(n.items())] for n in nodes]
+        assert seen == [("node_verdict_branch.sql", [(sorted(cols[0]), None)]),
+                        ("node_verdict_grouped_branch.sql", [(sorted(cols[1]), run.fs.packed_group_width(4, 45_222)),
+                                                             (sorted(cols[2]), None)])]
 
 
 @pytest.mark.parametrize("threads, memory_limit, states", [

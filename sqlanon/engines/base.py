@@ -237,6 +237,11 @@ class Backend:
         engine decides alone."""
         return 0
 
+    def perfect_hash_bits(self, threshold_for: Callable[[int], int]) -> int:
+        """The key size in bits up to which a GROUP BY is aggregated in a perfect hash table within
+        `perfect_hashing(threshold_for)`. Here 0: none is."""
+        return 0
+
     @contextlib.contextmanager
     def perfect_hashing(self, threshold_for: Callable[[int], int]) -> Iterator[None]:
         """Within the block, a GROUP BY whose key range needs at most `threshold_for(perfect_hash_states())` bits

@@ -158,6 +158,15 @@ class DuckDBBackend(Backend):
         threads = settings.get("threads", "")
         return states // (int(threads) + 1 if threads.isdigit() else 1)
 
+    def perfect_hash_bits(self, threshold_for: Callable[[int], int]) -> int:
+        """`threshold_for(perfect_hash_states())`, or the connection's own perfect_ht_threshold if larger (as
+        `perfect_hashing` sets it)."""
+        return self._perfect_hash_bits(self._settings(self._PERFECT_HASH_SETTINGS), threshold_for)
+
+    def _perfect_hash_bits(self, settings: dict[str, str], threshold_for: Callable[[int], int]) -> int:
+        states = self.perfect_hash_states(settings)
+        return max(threshold_for(states) if states else 0, int(settings["perfect_ht_threshold"]))
+
     @contextlib.contextmanager
     def perfect_hashing(self, threshold_for: Callable[[int], int]) -> Iterator[None]:
         """DuckDB aggregates a GROUP BY in a perfect hash table when its keys' ranges (from the columns'
@@ -165,9 +174,8 @@ class DuckDBBackend(Backend):
         `threshold_for(perfect_hash_states())`, then set back; the settings are read in one statement, and
         none of these statements is counted as the work's."""
         settings = self._settings(self._PERFECT_HASH_SETTINGS)
-        states = self.perfect_hash_states(settings)
         before = int(settings["perfect_ht_threshold"])
-        bits = threshold_for(states) if states else 0
+        bits = self._perfect_hash_bits(settings, threshold_for)
         if bits <= before:
             yield
             return
