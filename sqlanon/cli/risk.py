@@ -45,12 +45,20 @@ def _manifest_release(path: str) -> tuple[dict, str]:
     return manifest, outputs[0]["name"]
 
 
-def _check_columns(backend, relation: str, columns, what: str) -> None:
-    have = {c for c, _ in backend.columns(relation)}
+def _check_columns(backend, relation: str, columns, what: str) -> dict[str, str]:
+    """`relation`'s (column -> type), read once; refused when one of `columns` is missing."""
+    have = dict(backend.columns(relation))
     missing = [c for c in columns if c not in have]
     if missing:
         raise UserError(f"{what} {relation}: has no column '{missing[0]}' (a quasi-identifier of the policy); "
                         f"its columns: {', '.join(sorted(have)[:20])}")
+    return have
+
+
+def _check_population(backend, population: str, qis: list[str]) -> None:
+    """The population table has every quasi-identifier, none of them under a collation that merges values."""
+    types = _check_columns(backend, population, qis, "population table")
+    backend.refuse_collated(population, qis, f"the population table {population}", types)
 
 
 def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | None = None,
@@ -103,8 +111,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
                 _check_columns(run.backend, relation, qis, "release table")
                 sample_keys = plain_keys(qis)
             if population is not None:
-                _check_columns(run.backend, population, qis, "population table")
-                run.backend.refuse_collated(population, qis, f"the population table {population}")
+                _check_population(run.backend, population, qis)
             report = risk_report(run.backend, relation, sample_keys, entity=pol.entity_key, population=population,
                                  population_keys=keys, **options)
         return {**what, **report}
@@ -123,13 +130,12 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
             raise UserError(f"--table: no table or view '{relation}' in {backend.path or backend.describe()}; "
                             "give the release's name (and --db for its database)")
         view = backend.attach_source(source)
-        _check_columns(backend, view, qis, "table" if relation else "source")
+        types = _check_columns(backend, view, qis, "table" if relation else "source")
         if population is not None:
-            _check_columns(backend, population, qis, "population table")
-            backend.refuse_collated(population, qis, f"the population table {population}")
-        entity = pol.entity_key if relation is None or pol.entity_key in {c for c, _ in backend.columns(view)} else None
+            _check_population(backend, population, qis)
+        entity = pol.entity_key if relation is None or pol.entity_key in types else None
         backend.refuse_collated(view, qis + ([entity] if entity else []),
-                                f"the table {relation}" if relation else f"the source {pol.source.label}")
+                                f"the table {relation}" if relation else f"the source {pol.source.label}", types)
         report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population, **options)
     return {**what, **report}
 
