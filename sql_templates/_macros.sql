@@ -30,15 +30,20 @@
 {%- endmacro %}
 
 {# The per-node row of a verdict query (`checker.NodeStats`), over a relation of its classes with their
-   size "n" and whether they are kept, "ok" (node_verdict_branch.sql, node_verdict_grouped_branch.sql). #}
-{% macro verdict_columns(g) -%}
+   size "n" and whether they are kept, "ok" (node_verdict_branch.sql, node_verdict_grouped_branch.sql).
+   Squares are summed exactly: in BIGINT while the table's rows N allow it (every sum of squares is at most
+   N^2, `FrequencySet.wide_squares`), else in DECIMAL(38, 0) (`wide_squares`). A BIGINT square past 2^63
+   stops DuckDB's packed-key forms (their sizes are BIGINT) and Spark's (its SUM of BIGINT stays BIGINT; a
+   wrapped number without ANSI mode). #}
+{% macro verdict_columns(g, wide_squares=false) -%}
+{% set square = 'DECIMAL(38, 0)' if wide_squares else 'BIGINT' %}
 {{ g | int }} AS "g"
   , COUNT(*) AS "classes"
-  , SUM(CAST("n" AS BIGINT) * "n") AS "sum_sq"
+  , SUM(CAST("n" AS {{ square }}) * "n") AS "sum_sq"
   , MIN("n") AS "min_size"
   , SUM(CASE WHEN "ok" THEN 0 ELSE "n" END) AS "suppressed"
   , SUM(CASE WHEN "ok" THEN 1 ELSE 0 END) AS "kept_classes"
-  , SUM(CASE WHEN "ok" THEN CAST("n" AS BIGINT) * "n" ELSE 0 END) AS "kept_sum_sq"
+  , SUM(CASE WHEN "ok" THEN CAST("n" AS {{ square }}) * "n" ELSE 0 END) AS "kept_sum_sq"
 {%- endmacro %}
 
 {# Does a block pass the verdict query's tests (`checker.NodeChecker.verdict_thresholds`)? `n`, `d`, `xl`: SQL

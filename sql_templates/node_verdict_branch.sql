@@ -8,7 +8,7 @@
    The row: the node's position g in the batch, its classes, the sum of their squared sizes and the
    smallest size (over every class), the rows in classes not kept, the classes kept and their squared
    sizes, and the sum of their xl (the node-dependent part of the KL-divergence, `metrics`). Sums of
-   squares are BIGINT: exact up to 3e9 rows.
+   squares are exact: BIGINT up to 3.04e9 rows, DECIMAL(38, 0) with `wide_squares` (macro `verdict_columns`).
 
    With `witness` (a sample of the table's cells, `witness_sample.sql`) only the blocks holding a sampled
    cell are judged, each whole: every one of them that fails is a block the node must suppress, so more
@@ -21,7 +21,7 @@
    636,800 blocks, in-process, one run; the whole search did not change measurably). #}
 {% from "_macros.sql" import block_passes, packed_key, verdict_columns %}
 {% set radix = radix | default(none) %}
-SELECT {{ verdict_columns(g) }}
+SELECT {{ verdict_columns(g, wide_squares | default(false)) }}
   , SUM(CASE WHEN "ok" THEN "xl" ELSE 0 END) AS "kept_xl"
 FROM (
     SELECT "n", "xl", {{ block_passes('"n"', '"d"', '"xl"', min_size, min_distinct, entropy) }} AS "ok"

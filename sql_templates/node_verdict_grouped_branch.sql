@@ -31,7 +31,7 @@
    table's sum of counts. #}
 {% from "_macros.sql" import block_passes, packed_key, verdict_columns %}
 {% set packed = packed | default(none) %}
-SELECT {{ verdict_columns(g) }}
+SELECT {{ verdict_columns(g, wide_squares | default(false)) }}
   , CAST(NULL AS DOUBLE) AS "kept_xl"
   , SUM("undecided") AS "undecided"
 FROM (

@@ -170,6 +170,9 @@ PACKED_KEY_LIMIT = float(2 ** 62)
 # the fewest bits of each group's count in the grouped verdict's packed sum (`FrequencySet.packed_group_width`):
 # below that most blocks of a few hundred rows would carry, and be judged again on their values
 PACKED_GROUP_MIN_BITS = 6
+# the most rows whose square fits a signed 64-bit integer, isqrt(2^63 - 1): the verdict queries sum squared
+# block sizes in BIGINT up to it (`FrequencySet.wide_squares`)
+BIGINT_SQUARE_ROWS = math.isqrt(2 ** 63 - 1)
 
 
 def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
@@ -761,9 +764,11 @@ class FrequencySet:
             raise ValueError("node verdicts count rows, not persons")     # the caller checks; a bug otherwise
         sens_col = self._sens(sensitive).col
         radixes = [self._block_radix(levels) for levels in nodes]
+        wide_squares = self.wide_squares(sensitive)
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
                          sens_col=sens_col, min_size=min_size, min_distinct=min_distinct, entropy=entropy,
-                         witness=self.witness_table() if witness else None, radix=radix)
+                         witness=self.witness_table() if witness else None, radix=radix,
+                         wide_squares=wide_squares)
                     for i, (levels, radix) in enumerate(zip(nodes, radixes))]
         if value_groups and not witness:
             for b in branches:
@@ -791,6 +796,18 @@ class FrequencySet:
                 values["undecided"] = _as_float(data["undecided"][row]) if with_undecided else math.nan
                 out[int(g)] = values
         return out
+
+    def wide_squares(self, sensitive: str) -> bool:
+        """Must the verdict queries sum squared block sizes wider than BIGINT (macro `verdict_columns`)? Where
+        the rows N of the wide frequency set (its sum of counts: the sensitive totals') pass
+        `BIGINT_SQUARE_ROWS`: every block and every sum of squares is at most N and N^2."""
+        return self._counted_rows(sensitive) > BIGINT_SQUARE_ROWS
+
+    def _counted_rows(self, sensitive: str) -> int:
+        """The wide frequency set's sum of counts, as its sensitive totals count it."""
+        totals = self._sens(sensitive).domain.totals
+        assert totals is not None       # set when the frequency set is built, before any node is judged
+        return int(totals.sum())
 
     def value_groups_table(self, sensitive: str, groups: int) -> str:
         """A table where the counts are, "s" (each code of `sensitive`) -> "g" (its group among `groups`,
@@ -851,9 +868,7 @@ class FrequencySet:
         than the packed sum; a hashed GROUP BY of (block, group) pairs, 12 per block, is slower
         (`node_verdict_grouped_branch.sql`). The width is bounded by the rows the sensitive totals count: the
         wide frequency set's own sum of counts."""
-        totals = self._sens(sensitive).domain.totals
-        assert totals is not None       # set when the frequency set is built, before any node is judged
-        width = self.packed_group_width(groups, int(totals.sum()))
+        width = self.packed_group_width(groups, self._counted_rows(sensitive))
         if width is None:
             return [], None
         group_bys = [self._verdict_group_bys(levels, radix, sensitive, groups) for levels, radix in nodes]

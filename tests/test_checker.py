@@ -772,6 +772,36 @@ def test_packed_digits_of_two_bits(counts, groups, expected):
     con.close()
 
 
+# a cell's count in the wide frequency set scaled to make blocks of billions of rows
+BILLIONS = 2_000_000_000
+
+
+@pytest.mark.parametrize("groups, width", [(None, False), (2, False), (2, None)],
+                         ids=["exact", "grouped", "grouped, packed"])
+def test_verdicts_sum_the_squares_of_blocks_past_bigint_exactly(groups, width):
+    """Blocks of 12e9 and 10e9 rows (each cell's count times `BILLIONS` in the wide frequency set): a square
+    passes 2^63, so the verdict queries sum squares in DECIMAL(38, 0) (`FrequencySet.wide_squares`). In BIGINT
+    the packed form stops with an overflow on DuckDB (its block sizes are BIGINT there; elsewhere DuckDB's SUM
+    is HUGEINT), and on Spark, whose SUM of BIGINT stays BIGINT, every form does. The first block passes entropy
+    ln 2 (values 3:3), the second (1:4) is suppressed; every sum is the exact one, rounded once to a float."""
+    con = _one_block_per_sex({0: [3, 3], 1: [1, 4]})
+    run = Anonymization(_random_policy(1, 0.5, {"variant": "entropy", "l": 2}), connection=con)
+    run.fs.rollup = False
+    con.execute(f'UPDATE "{run.fs.wide_stored}" SET "cnt" = "cnt" * {BILLIONS}')
+    domain = run.fs.sensitives[0].domain
+    object.__setattr__(domain, "totals", domain.totals * BILLIONS)
+    assert run.fs.wide_squares(run.checker.needed[0])
+    node = {"zip": 0, "age": 0, "sex": 0}
+    with _packing(width) if width is not False else contextlib.nullcontext():
+        row = run.fs.node_verdicts([node], run.checker.needed[0], *run.checker.verdict_thresholds(),
+                                   value_groups=groups)[0]
+    kept, suppressed = 6 * BILLIONS, 5 * BILLIONS
+    assert {f: row[f] for f in VERDICT_FIELDS} == {
+        "classes": 2, "sum_sq": float(kept ** 2 + suppressed ** 2), "min_size": suppressed,
+        "suppressed": suppressed, "kept_classes": 1, "kept_sum_sq": float(kept ** 2)}
+    con.close()
+
+
 def test_a_statement_packs_only_its_nodes_past_the_perfect_hash_bits(monkeypatch):
     """In one statement of a node of one attribute (judged exactly), a node of 5,180 blocks and one of 5 blocks,
     with perfect hash tables up to 15 bits: only the first grouped node's (block, group) GROUP BY (16 bits)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import glob
 import json
+import math
 import os
 import pwd
 import shutil
@@ -391,6 +392,46 @@ def test_adult_verdicts_judged_in_postgres_equal_duckdb(postgres, tmp_path, monk
             return sorted(result.minimal), result.evaluated, dict(run.choose().levels)
     got = search("postgres")
     assert got == search("duckdb") and got[0]
+
+
+def _engine_backend(request, engine: str):
+    """A backend on the test server of `engine` (DuckDB: in memory), and how to close it."""
+    if engine == "duckdb":
+        from sqlanon.engines.duckdb import DuckDBBackend
+        con = duckdb.connect()
+        return DuckDBBackend(con), con.close
+    if engine == "postgres":
+        import psycopg
+
+        from sqlanon.engines.postgres import PostgresBackend
+        con = psycopg.connect(request.getfixturevalue("postgres").main_dsn, autocommit=True)
+        return PostgresBackend(con, owned=False), con.close
+    from sqlanon.engines.spark import SparkBackend
+    return SparkBackend(request.getfixturevalue("spark"), owned=False), lambda: None
+
+
+@pytest.mark.parametrize("radix", [None, [2]], ids=["block columns", "packed key"])
+@pytest.mark.parametrize("engine", ["duckdb", "postgres", "spark"])
+def test_verdict_queries_sum_squares_past_bigint_on_every_engine(request, engine, radix):
+    """`node_verdict_branch.sql` with `wide_squares` (`FrequencySet.wide_squares`) over two blocks of 6e9 and 5e9
+    rows: their squares pass 2^63, and every engine sums them exactly. In BIGINT, Spark's SUM of BIGINT stays
+    BIGINT and its square overflows (an error under ANSI mode, a wrapped number without)."""
+    import numpy as np
+    billions = 1_000_000_000
+    b, close = _engine_backend(request, engine)
+    try:
+        b.create_table_from_frame("sq_cells", {"q0_0": np.array([0, 0, 1, 1], dtype=np.int32),
+                                               "s0": np.array([0, 1, 0, 1], dtype=np.int32),
+                                               "cnt": np.array([3, 3, 1, 4], dtype=np.int64) * billions})
+        branch = dict(g=0, table="sq_cells", block_cols=["q0_0"], sens_col="s0", min_size=1, min_distinct=1,
+                      entropy=math.log(2) - 1e-9, witness=None, radix=radix, wide_squares=True)
+        data = b.fetchnumpy_union("node_verdict_branch.sql", [branch])
+        kept, suppressed = 6 * billions, 5 * billions      # values 3:3 have entropy ln 2, 1:4 less
+        assert {f: float(data[f][0]) for f in ("classes", "sum_sq", "min_size", "suppressed", "kept_sum_sq")} == {
+            "classes": 2, "sum_sq": float(kept ** 2 + suppressed ** 2), "min_size": suppressed,
+            "suppressed": suppressed, "kept_sum_sq": float(kept ** 2)}
+    finally:
+        close()
 
 
 def test_postgres_writes_the_wide_frequency_set_clustered(postgres, tmp_path):
