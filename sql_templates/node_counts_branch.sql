@@ -6,7 +6,10 @@
    With `radix` (each block column's number of codes, their product below 2^62) the blocks are grouped on
    one packed BIGINT key (`packed_key`) instead of their code columns: at 100 M rows of Lands End, the sizes
    of a node of 10 M blocks grouped that way took 4.6 s instead of 5.7 (a bare GROUP BY, in-process, one
-   run; the whole search did not change measurably). #}
+   run; the whole search did not change measurably).
+   With `key_out` the branch also returns its blocks' key "k": "key" (with `radix`: the packed key, so the
+   blocks of a batch's meet can be rolled up to its nodes, `FrequencySet.batch_counts`), "null" (a branch
+   beside such a one: NULL). #}
 {% from "_macros.sql" import count_of, packed_key %}
 {% set two_level = distinct_cols | length == 1 and not entity %}
 {% set radix = radix | default(none) %}
@@ -15,7 +18,13 @@
 {% else %}
 {% set keys = block_cols %}
 {% endif %}
+{% set key_out = key_out | default(none) %}
 SELECT {{ g | int }} AS "g", {{ count_of(entity) }} AS "n"
+{% if key_out == "key" %}
+  , "k"
+{% elif key_out == "null" %}
+  , CAST(NULL AS BIGINT) AS "k"
+{% endif %}
 {% for col in distinct_cols %}
   , {% if two_level %}COUNT(*){% else %}COUNT(DISTINCT {{ col | ident }}){% endif %} AS {{ ('d_%s' % col) | ident }}
 {% endfor %}

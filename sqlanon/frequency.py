@@ -173,6 +173,9 @@ PACKED_GROUP_MIN_BITS = 6
 # the most rows whose square fits a signed 64-bit integer, isqrt(2^63 - 1): the verdict queries sum squared
 # block sizes in BIGINT up to it (`FrequencySet.wide_squares`)
 BIGINT_SQUARE_ROWS = math.isqrt(2 ** 63 - 1)
+# the most blocks (product of the attributes' codes) a meet of nodes sized together may have (`FrequencySet._meets`):
+# its blocks come back to be rolled up, at most this many rows
+MEET_BLOCKS = 1 << 22
 
 
 def _unpack_columns(keys: np.ndarray, radices: list[int]) -> list[np.ndarray]:
@@ -299,6 +302,7 @@ class FrequencySet:
         # (`Backend.local_counts`: Spark copies a small one to the driver once)
         self.counts: Backend = backend
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
+        self._parents: dict[tuple[str, int, int], np.ndarray] = {}      # `_parent_codes`
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> FrequencySet:
@@ -713,32 +717,87 @@ class FrequencySet:
 
         The database runs the branches in parallel and the per-statement cost is paid once; block codes
         are not returned (the checker's bounds pass needs only sizes and distinct counts; the per-value
-        counts of the nodes that pass come sparse, `sparse_counts`).
+        counts of the nodes that pass come sparse, `sparse_counts`). Sizes alone, without an entity key,
+        come from fewer GROUP BYs: nodes whose meet is small are sized at the meet, then rolled up (`_meets`).
         """
         if not nodes:
             return []
+        # distinct counts and counts of persons do not add up from a finer node
+        meets = [(levels, [i]) for i, levels in enumerate(nodes)] if distinct or self.entity else self._meets(nodes)
+        rolled = [len(members) > 1 for _meet, members in meets]
         distinct_cols = [self._sens(s).col for s in distinct]
-        radixes = [self._block_radix(levels) for levels in nodes]
+        # a meet is grouped on its packed key even of one attribute, as its blocks' keys are rolled up
+        radixes = [[self.radix(a, lvl) for a, lvl in levels.items()] if r else self._block_radix(levels)
+                   for (levels, _members), r in zip(meets, rolled)]
         branches = [dict(g=i, table=self.wide_table, block_cols=[self.qi(a).col(l) for a, l in levels.items()],
-                         distinct_cols=distinct_cols, entity=self.entity, radix=radix)
-                    for i, (levels, radix) in enumerate(zip(nodes, radixes))]
+                         distinct_cols=distinct_cols, entity=self.entity, radix=radix,
+                         key_out=("key" if r else "null") if any(rolled) else None)
+                    for i, ((levels, _members), radix, r) in enumerate(zip(meets, radixes, rolled))]
         # node_counts_branch.sql groups by the block (its size; a COUNT DISTINCT is never hashed perfectly), and
         # for one distinct count by (block, value) first (its count), then by the block (size and values)
         values = [self._sens(distinct[0]).domain.size] if len(distinct) == 1 and not self.entity else []
-        blocks = [self._key_ranges(levels, radix) for levels, radix in zip(nodes, radixes)]
+        blocks = [self._key_ranges(levels, radix) for (levels, _members), radix in zip(meets, radixes)]
         with self._perfect_hashing([[(block + values, 1), (block, 2)] if values else [(block, 1)] for block in blocks]):
             data = self.counts.fetchnumpy_union("node_counts_branch.sql", branches)
         g = np.asarray(data["g"], dtype=np.int64)
         order = np.argsort(g, kind="stable")
-        bounds = np.searchsorted(g[order], np.arange(len(nodes) + 1))
+        bounds = np.searchsorted(g[order], np.arange(len(meets) + 1))
         sizes = np.asarray(data["n"], dtype=np.int64)[order]
+        keys = np.asarray(data["k"], dtype=np.int64)[order] if any(rolled) else None
         dist = {name: np.asarray(data[f"d_{col}"], dtype=np.int64)[order] for name, col in zip(distinct, distinct_cols)}
         empty = np.zeros((0, 0), dtype=np.int64)
-        out = []
-        for i in range(len(nodes)):
-            lo, hi = bounds[i], bounds[i + 1]
-            out.append(NodeCounts(empty, sizes[lo:hi], distinct={name: d[lo:hi] for name, d in dist.items()}))
-        return out
+        out: dict[int, NodeCounts] = {}
+        for j, (meet, members) in enumerate(meets):
+            lo, hi = bounds[j], bounds[j + 1]
+            if len(members) == 1:
+                out[members[0]] = NodeCounts(empty, sizes[lo:hi], distinct={name: d[lo:hi] for name, d in dist.items()})
+                continue
+            assert keys is not None
+            for i in members:
+                out[i] = NodeCounts(empty, self._rolled_sizes(meet, keys[lo:hi], sizes[lo:hi], nodes[i]))
+        return [out[i] for i in range(len(nodes))]
+
+    def _meets(self, nodes: list[dict[str, int]]) -> list[tuple[dict[str, int], list[int]]]:
+        """The nodes in groups, each sized by one GROUP BY at its meet: every attribute of any member, at the
+        lowest level a member has it. Its blocks are unions of a member's (Incognito's roll-up property), so
+        each member's sizes add up from the meet's (`_rolled_sizes`). Greedy, in the nodes' order: a node joins
+        the first group whose meet stays within `MEET_BLOCKS` possible blocks (the product of its attributes'
+        codes), else starts one. Returns [(meet levels, in quasi-identifier order; member indices)]."""
+        names = [q.name for q in self.qis]
+        groups: list[tuple[dict[str, int], list[int]]] = []
+        for i, levels in enumerate(nodes):
+            for g, (meet, members) in enumerate(groups):
+                merged = {a: min(lvl for lvl in (meet.get(a), levels.get(a)) if lvl is not None)
+                          for a in names if a in meet or a in levels}
+                if math.prod(self.radix(a, lvl) for a, lvl in merged.items()) <= MEET_BLOCKS:
+                    groups[g] = (merged, members + [i])
+                    break
+            else:
+                groups.append(({a: levels[a] for a in names if a in levels}, [i]))
+        return groups
+
+    def _rolled_sizes(self, meet: dict[str, int], keys: np.ndarray, sizes: np.ndarray,
+                      levels: dict[str, int]) -> np.ndarray:
+        """A node's block sizes from its meet's (`_meets`): each meet block's packed key unpacked into codes,
+        those of the node's attributes mapped up to its levels and packed again, and the sizes summed per key (in
+        float64: exact while the table has fewer than 2^53 rows)."""
+        digits = np.unravel_index(keys, [self.radix(a, lvl) for a, lvl in meet.items()])
+        position = {a: j for j, a in enumerate(meet)}
+        key = np.zeros(len(keys), dtype=np.int64)
+        for a, lvl in levels.items():
+            key = key * self.radix(a, lvl) + self._parent_codes(a, meet[a], lvl)[digits[position[a]]]
+        total = np.bincount(key, weights=sizes.astype(np.float64))
+        return np.rint(total[total > 0]).astype(np.int64)
+
+    def _parent_codes(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Code at level `lo` -> code at level `hi` of attribute `name`."""
+        key = (name, lo, hi)
+        if key not in self._parents:
+            codes = self.qi(name).hierarchy.codes()
+            parent = np.zeros(self.radix(name, lo), dtype=np.int64)
+            parent[codes[lo]] = codes[hi]
+            self._parents[key] = parent
+        return self._parents[key]
 
     def node_verdicts(self, nodes: list[dict[str, int]], sensitive: str, min_size: int, min_distinct: int,
                       entropy: float | None, witness: bool = False,

@@ -230,23 +230,30 @@ def test_streamed_sparse_count_chunks_equal_the_dense_counts(monkeypatch, packed
                                           dense.sensitive["occupation"])
 
 
+@pytest.mark.parametrize("meets", [True, False], ids=["meets", "no meets"])
 @pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
 @pytest.mark.parametrize("entity_key, distinct", [(None, []), (None, ["occupation"]),
                                                   ("education_num", ["occupation"])],
                          ids=["rows, sizes", "rows, distinct values", "entity key, distinct values"])
-def test_batch_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed, entity_key, distinct):
+def test_batch_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed, entity_key, distinct, meets):
     """The class-size pass (`batch_counts`) with the blocks of several attributes grouped on one packed key, or
     (past `PACKED_KEY_LIMIT`) on their code columns: on every fifth Adult node, the multiset of (size, distinct
-    values) per block equals the dense counts' (persons under an entity key)."""
+    values) per block equals the dense counts' (persons under an entity key). Sizes alone of rows come from
+    the nodes' meets (`_meets`): here all 12 nodes from one GROUP BY of the bottom's 5,180 possible blocks,
+    grouped on its packed key; not for distinct values or persons, which do not add up."""
     if not packed:
         monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
+    if not meets:
+        monkeypatch.setattr(frequency, "MEET_BLOCKS", 0)
     policy = adult_policy(4, {"k": 2}, **({"entity_key": entity_key} if entity_key else {}))
     with Anonymization(policy, db=":memory:") as run:
         nodes = _every_node(run)[::5]
         assert run.fs.wide_table        # built on first use
         log = run.backend.log = []
         batch = run.fs.batch_counts(nodes, distinct=distinct)
-        assert len(log) == 1 and ('AS "k"' in log[0]) == packed
+        rolled = meets and not distinct and not entity_key
+        assert len(log) == 1 and ('AS "k"' in log[0]) == (packed or rolled)
+        assert log[0].count('AS "g"') == (1 if rolled else len(nodes)) and len(nodes) == 12
         for levels, counts in zip(nodes, batch):
             dense = run.fs.node_counts(levels, sensitive=["occupation"])
             got = sorted(zip(counts.sizes.tolist(), *(counts.distinct[d].tolist() for d in distinct)))
@@ -932,6 +939,46 @@ def test_node_verdicts_equal_the_dense_judgement_on_random_tables(rows, k, supp,
             key = tuple(levels[n] for n in run.lattice.names)
             assert run.checker.stats[key] == dense_stats[key], key
     con.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=_random_rows(4), meet_blocks=st.sampled_from([1, 8, 60, 1 << 22]), data=st.data())
+def test_class_sizes_rolled_up_from_meets_equal_each_nodes_own_on_random_tables(rows, meet_blocks, data):
+    """Random tables, 1 to 8 nodes over any attributes at any levels, meets of at most 1, 8, 60 or 2^22 possible
+    blocks: the sizes `batch_counts` rolls up from the meets (`_meets`) are each node's own GROUP BY's."""
+    con, run = _random_run(rows, 2, 0.0, 1)
+    heights = {q.name: q.height for q in run.fs.qis}
+    node = st.fixed_dictionaries({}, optional={a: st.integers(0, h) for a, h in heights.items()}).filter(bool)
+    nodes = data.draw(st.lists(node, min_size=1, max_size=8))
+    with mock.patch.object(frequency, "MEET_BLOCKS", meet_blocks):
+        rolled = run.fs.batch_counts(nodes)
+    with mock.patch.object(frequency, "MEET_BLOCKS", 0):      # no meets: each node its own GROUP BY
+        own = run.fs.batch_counts(nodes)
+    for levels, r, o in zip(nodes, rolled, own):
+        assert sorted(r.sizes.tolist()) == sorted(o.sizes.tolist()), levels
+    con.close()
+
+
+@pytest.mark.parametrize("meet_blocks, expected", [
+    # age 74 codes, sex 2, race 5, marital_status 7 at level 0: {age, sex} has 148 possible blocks, past 100, so
+    # {sex} and {age, sex} start groups of their own; {race, marital_status} (35) joins {sex}: 70 blocks; {age: 4}
+    # (the top, one code) joins {age: 0}, whose meet it leaves as it is
+    (100, [({"age": 0}, [0, 4]), ({"sex": 0, "race": 0, "marital_status": 0}, [1, 3]),
+           ({"age": 0, "sex": 0}, [2])]),
+    # the bottom's 5,180 blocks hold them all
+    (5_180, [({"age": 0, "sex": 0, "race": 0, "marital_status": 0}, [0, 1, 2, 3, 4])]),
+    (0, [({"age": 0}, [0]), ({"sex": 0}, [1]), ({"age": 0, "sex": 0}, [2]),
+         ({"race": 0, "marital_status": 0}, [3]), ({"age": 4}, [4])]),
+])
+def test_meets_group_the_nodes_greedily_within_meet_blocks(monkeypatch, meet_blocks, expected):
+    """`_meets`: in the nodes' order, each joins the first group whose meet (every attribute at its lowest
+    level) stays within `MEET_BLOCKS` possible blocks; the meet's attributes in quasi-identifier order."""
+    monkeypatch.setattr(frequency, "MEET_BLOCKS", meet_blocks)
+    with Anonymization(adult_policy(4, {"k": 2}), db=":memory:") as run:
+        nodes = [{"age": 0}, {"sex": 0}, {"age": 0, "sex": 0}, {"marital_status": 0, "race": 0}, {"age": 4}]
+        groups = run.fs._meets(nodes)
+    assert [(list(meet.items()), members) for meet, members in groups] == \
+        [(list(meet.items()), members) for meet, members in expected]
 
 
 @settings(max_examples=40, deadline=None)
