@@ -243,12 +243,13 @@ def test_batch_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed, 
     grouped on its packed key; not for distinct values or persons, which do not add up."""
     if not packed:
         monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", 1.0)
+    monkeypatch.setattr(frequency, "MEET_ROWS_PER_BLOCK", 1)      # meets as large as MEET_BLOCKS allows
     if not meets:
         monkeypatch.setattr(frequency, "MEET_BLOCKS", 0)
     policy = adult_policy(4, {"k": 2}, **({"entity_key": entity_key} if entity_key else {}))
     with Anonymization(policy, db=":memory:") as run:
         nodes = _every_node(run)[::5]
-        assert run.fs.wide_table        # built on first use
+        assert run.fs.wide_table and run.fs.wide_rows       # built and counted on first use
         log = run.backend.log = []
         batch = run.fs.batch_counts(nodes, distinct=distinct)
         rolled = meets and not distinct and not entity_key
@@ -950,7 +951,8 @@ def test_class_sizes_rolled_up_from_meets_equal_each_nodes_own_on_random_tables(
     heights = {q.name: q.height for q in run.fs.qis}
     node = st.fixed_dictionaries({}, optional={a: st.integers(0, h) for a, h in heights.items()}).filter(bool)
     nodes = data.draw(st.lists(node, min_size=1, max_size=8))
-    with mock.patch.object(frequency, "MEET_BLOCKS", meet_blocks):
+    with mock.patch.object(frequency, "MEET_BLOCKS", meet_blocks), \
+            mock.patch.object(frequency, "MEET_ROWS_PER_BLOCK", 1):
         rolled = run.fs.batch_counts(nodes)
     with mock.patch.object(frequency, "MEET_BLOCKS", 0):      # no meets: each node its own GROUP BY
         own = run.fs.batch_counts(nodes)
@@ -959,21 +961,26 @@ def test_class_sizes_rolled_up_from_meets_equal_each_nodes_own_on_random_tables(
     con.close()
 
 
-@pytest.mark.parametrize("meet_blocks, expected", [
+@pytest.mark.parametrize("meet_blocks, rows_per_block, expected", [
     # age 74 codes, sex 2, race 5, marital_status 7 at level 0: {age, sex} has 148 possible blocks, past 100, so
     # {sex} and {age, sex} start groups of their own; {race, marital_status} (35) joins {sex}: 70 blocks; {age: 4}
     # (the top, one code) joins {age: 0}, whose meet it leaves as it is
-    (100, [({"age": 0}, [0, 4]), ({"sex": 0, "race": 0, "marital_status": 0}, [1, 3]),
-           ({"age": 0, "sex": 0}, [2])]),
+    (100, 1, [({"age": 0}, [0, 4]), ({"sex": 0, "race": 0, "marital_status": 0}, [1, 3]),
+              ({"age": 0, "sex": 0}, [2])]),
+    # the same from the wide frequency set's 7,965 rows over MEET_ROWS_PER_BLOCK (64): 124 blocks
+    (1 << 22, 64, [({"age": 0}, [0, 4]), ({"sex": 0, "race": 0, "marital_status": 0}, [1, 3]),
+                   ({"age": 0, "sex": 0}, [2])]),
     # the bottom's 5,180 blocks hold them all
-    (5_180, [({"age": 0, "sex": 0, "race": 0, "marital_status": 0}, [0, 1, 2, 3, 4])]),
-    (0, [({"age": 0}, [0]), ({"sex": 0}, [1]), ({"age": 0, "sex": 0}, [2]),
-         ({"race": 0, "marital_status": 0}, [3]), ({"age": 4}, [4])]),
+    (5_180, 1, [({"age": 0, "sex": 0, "race": 0, "marital_status": 0}, [0, 1, 2, 3, 4])]),
+    (0, 1, [({"age": 0}, [0]), ({"sex": 0}, [1]), ({"age": 0, "sex": 0}, [2]),
+            ({"race": 0, "marital_status": 0}, [3]), ({"age": 4}, [4])]),
 ])
-def test_meets_group_the_nodes_greedily_within_meet_blocks(monkeypatch, meet_blocks, expected):
+def test_meets_group_the_nodes_greedily_within_meet_blocks(monkeypatch, meet_blocks, rows_per_block, expected):
     """`_meets`: in the nodes' order, each joins the first group whose meet (every attribute at its lowest
-    level) stays within `MEET_BLOCKS` possible blocks; the meet's attributes in quasi-identifier order."""
+    level) stays within `MEET_BLOCKS` possible blocks and the wide frequency set's rows over
+    `MEET_ROWS_PER_BLOCK`; the meet's attributes in quasi-identifier order."""
     monkeypatch.setattr(frequency, "MEET_BLOCKS", meet_blocks)
+    monkeypatch.setattr(frequency, "MEET_ROWS_PER_BLOCK", rows_per_block)
     with Anonymization(adult_policy(4, {"k": 2}), db=":memory:") as run:
         nodes = [{"age": 0}, {"sex": 0}, {"age": 0, "sex": 0}, {"marital_status": 0, "race": 0}, {"age": 4}]
         groups = run.fs._meets(nodes)
