@@ -749,7 +749,8 @@ class FrequencySet:
         order = np.argsort(g, kind="stable")
         bounds = np.searchsorted(g[order], np.arange(len(meets) + 1))
         sizes = np.asarray(data["n"], dtype=np.int64)[order]
-        keys = np.asarray(data["k"], dtype=np.int64)[order] if any(rolled) else None
+        # the other branches' keys are NULL (NaN where the engine returns floats): cast only the meets' own rows
+        keys = np.asarray(data["k"])[order] if any(rolled) else None
         dist = {name: np.asarray(data[f"d_{col}"], dtype=np.int64)[order] for name, col in zip(distinct, distinct_cols)}
         empty = np.zeros((0, 0), dtype=np.int64)
         out: dict[int, NodeCounts] = {}
@@ -760,7 +761,8 @@ class FrequencySet:
                 continue
             assert keys is not None
             for i in members:
-                out[i] = NodeCounts(empty, self._rolled_sizes(meet, keys[lo:hi], sizes[lo:hi], nodes[i]))
+                rolled_up = self._rolled_sizes(meet, keys[lo:hi].astype(np.int64), sizes[lo:hi], nodes[i])
+                out[i] = NodeCounts(empty, rolled_up)
         return [out[i] for i in range(len(nodes))]
 
     def _meets(self, nodes: list[dict[str, int]]) -> list[tuple[dict[str, int], list[int]]]:
