@@ -33,8 +33,8 @@
    size "n" and whether they are kept, "ok" (node_verdict_branch.sql, node_verdict_grouped_branch.sql).
    Squares are summed exactly: in BIGINT while the table's rows N allow it (every sum of squares is at most
    N^2, `FrequencySet.wide_squares`), else in DECIMAL(38, 0) (`wide_squares`). A BIGINT square past 2^63
-   stops DuckDB's packed-key forms (their sizes are BIGINT) and Spark's (its SUM of BIGINT stays BIGINT; a
-   wrapped number without ANSI mode). #}
+   stops DuckDB's grouped verdict with `packed` (its n is a CAST of a SUM to BIGINT; DuckDB's other sizes are
+   HUGEINT sums) and every form on Spark (its SUM of BIGINT stays BIGINT; a wrapped number without ANSI mode). #}
 {% macro verdict_columns(g, wide_squares=false) -%}
 {% set square = 'DECIMAL(38, 0)' if wide_squares else 'BIGINT' %}
 {{ g | int }} AS "g"

@@ -233,8 +233,9 @@ def test_streamed_sparse_count_chunks_equal_the_dense_counts(monkeypatch, packed
 @pytest.mark.parametrize("meets", [True, False], ids=["meets", "no meets"])
 @pytest.mark.parametrize("packed", [True, False], ids=["packed key", "code columns"])
 @pytest.mark.parametrize("entity_key, distinct", [(None, []), (None, ["occupation"]),
-                                                  ("education_num", ["occupation"])],
-                         ids=["rows, sizes", "rows, distinct values", "entity key, distinct values"])
+                                                  ("education_num", []), ("education_num", ["occupation"])],
+                         ids=["rows, sizes", "rows, distinct values", "entity key, sizes",
+                              "entity key, distinct values"])
 def test_batch_counts_in_both_forms_equal_the_dense_counts(monkeypatch, packed, entity_key, distinct, meets):
     """The class-size pass (`batch_counts`) with the blocks of several attributes grouped on one packed key, or
     (past `PACKED_KEY_LIMIT`) on their code columns: on every fifth Adult node, the multiset of (size, distinct
@@ -959,6 +960,20 @@ def test_class_sizes_rolled_up_from_meets_equal_each_nodes_own_on_random_tables(
     for levels, r, o in zip(nodes, rolled, own):
         assert sorted(r.sizes.tolist()) == sorted(o.sizes.tolist()), levels
     con.close()
+
+
+def test_nodes_of_fewer_attributes_than_their_meet_roll_up_to_their_own_sizes(monkeypatch):
+    """Nodes over other attributes than their meet's (one GROUP BY of age, sex, race and marital_status at their
+    lowest levels): each rolls up to its own GROUP BY's sizes, whatever the attributes' places in the meet."""
+    monkeypatch.setattr(frequency, "MEET_ROWS_PER_BLOCK", 1)
+    nodes = [{"sex": 0, "race": 1}, {"age": 0, "marital_status": 0}, {"age": 2, "race": 0}, {"marital_status": 1}]
+    with Anonymization(adult_policy(4, {"k": 2}), db=":memory:") as run:
+        assert [members for _meet, members in run.fs._meets(nodes)] == [[0, 1, 2, 3]]
+        rolled = run.fs.batch_counts(nodes)
+        monkeypatch.setattr(frequency, "MEET_BLOCKS", 0)
+        own = run.fs.batch_counts(nodes)
+    for levels, r, o in zip(nodes, rolled, own):
+        assert sorted(r.sizes.tolist()) == sorted(o.sizes.tolist()), levels
 
 
 @pytest.mark.parametrize("meet_blocks, rows_per_block, expected", [
