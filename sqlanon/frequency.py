@@ -307,7 +307,7 @@ class FrequencySet:
         # (`Backend.local_counts`: Spark copies a small one to the driver once)
         self.counts: Backend = backend
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
-        self._parents: dict[tuple[str, int, int], np.ndarray] = {}      # `_parent_codes`
+        self._parents: dict[tuple[str, int, int], np.ndarray] = {}      # `parent_codes`
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> FrequencySet:
@@ -795,12 +795,12 @@ class FrequencySet:
         position = {a: j for j, a in enumerate(meet)}
         key = np.zeros(len(keys), dtype=np.int64)
         for a, lvl in levels.items():
-            key = key * self.radix(a, lvl) + self._parent_codes(a, meet[a], lvl)[digits[position[a]]]
+            key = key * self.radix(a, lvl) + self.parent_codes(a, meet[a], lvl)[digits[position[a]]]
         total = np.bincount(key, weights=sizes.astype(np.float64))
         return np.rint(total[total > 0]).astype(np.int64)
 
-    def _parent_codes(self, name: str, lo: int, hi: int) -> np.ndarray:
-        """Code at level `lo` -> code at level `hi` of attribute `name`."""
+    def parent_codes(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Code at level `lo` -> code at level `hi` of attribute `name` (cached; the in-memory roll-up's too)."""
         key = (name, lo, hi)
         if key not in self._parents:
             codes = self.qi(name).hierarchy.codes()

@@ -240,7 +240,6 @@ class RollupCounts:
         self.cached_cells = 0
         self.rolled_from_bottom = 0
         self.rolled_from_cache = 0
-        self._parents: dict[tuple[int, int, int], np.ndarray] = {}
 
     @staticmethod
     def open(fs: FrequencySet) -> RollupCounts | None:
@@ -251,13 +250,8 @@ class RollupCounts:
 
     # -- rolling up ------------------------------------------------------------------------------
     def _parent(self, attr: int, lo: int, hi: int) -> np.ndarray:
-        """Code at level `lo` -> code at level `hi` of one attribute."""
-        key = (attr, lo, hi)
-        if key not in self._parents:
-            arr = np.zeros(self.radix[attr][lo], dtype=np.int64)
-            arr[self.up[attr][lo]] = self.up[attr][hi]
-            self._parents[key] = arr
-        return self._parents[key]
+        """Code at level `lo` -> code at level `hi` of one attribute (`FrequencySet.parent_codes`)."""
+        return self.fs.parent_codes(self.names[attr], lo, hi)
 
     def _source(self, attrs: tuple[int, ...], levels: tuple[int, ...], with_sensitive: bool) -> Cells:
         """The cheapest result to roll the node up from: a cached direct specialization, the attributes' own
