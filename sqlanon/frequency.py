@@ -34,6 +34,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -266,6 +267,19 @@ def source_changed(label: str, detail: str) -> DataError:
                      "no sample, no LIMIT without ORDER BY)")
 
 
+def file_stamp(path: Path) -> tuple:
+    """What tells whether a source file, or a folder of them (a partitioned data set), was written since: each
+    file's path, inode, size and times of modification and of status change (ns), without reading it. A file
+    rewritten in place changes its times, one replaced by a rename its inode; restoring the modification time
+    (`cp -p`, `touch -d`) still changes the status-change time. A file that cannot be read stamps as missing."""
+    try:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        return tuple((str(p), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                     for p, st in ((p, p.stat()) for p in files))
+    except OSError:
+        return ("missing",)
+
+
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
     """Column -> its distinct values as text in code-point order (one statement for all the columns)."""
     if not columns:
@@ -308,10 +322,13 @@ class FrequencySet:
         self.counts: Backend = backend
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
         self._parents: dict[tuple[str, int, int], np.ndarray] = {}      # `parent_codes`
+        self._source_stamp: tuple | None = None     # a source file's `file_stamp` before the first read
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> FrequencySet:
         b, policy = self.backend, self.policy
+        if policy.source.path is not None:
+            self._source_stamp = file_stamp(policy.source.path)
         columns = dict(b.columns(self.source))
         entity = [policy.entity_key] if policy.entity_key else []
         for fieldname, names in (("quasi_identifiers", policy.quasi_identifiers), ("sensitive", policy.sensitive),
@@ -368,7 +385,18 @@ class FrequencySet:
         totals = self.sensitive_totals()
         for s in self.sensitives:
             object.__setattr__(s.domain, "totals", totals[s.name])
+        if direct:      # the profile, the values and the wide set each read it
+            self.check_source_unchanged()
         return self
+
+    def check_source_unchanged(self) -> None:
+        """Refuse (`source_changed`) a source file or folder written since this run began to read it
+        (`file_stamp`): its rows may have changed and their number not, which the row counts compared before
+        (`_check_covered`, `release._released_rows`) cannot tell. For a source read more than once: directly,
+        or again for the release."""
+        path = self.policy.source.path
+        if path is not None and self._source_stamp is not None and file_stamp(path) != self._source_stamp:
+            raise source_changed(self.policy.source.label, "its file was written since this run began to read it")
 
     def _create_map(self, qi: QuasiIdentifier) -> None:
         self.backend.create_table_from_frame(qi.map_table, self._map_frame(qi))

@@ -257,12 +257,15 @@ def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: 
     """The rows of the release just built in `table`, which must be the rows the run judged: the source's less
     the suppressed ones. Where the release read the source again (not its staged copy) rows written, deleted
     or changed to a value outside the hierarchies since the preparation read it make them differ: then the
-    release is refused (`source_changed`) before it is swapped in. With an entity key the counts are of persons,
-    not rows, and are not compared."""
+    release is refused (`source_changed`) before it is swapped in. So it is, whatever its rows, when a source
+    file was written since the run began to read it (`FrequencySet.check_source_unchanged`). With an entity
+    key the counts are of persons, not rows, and are not compared."""
     rows = int(fs.backend.fetchrow("count_rows.sql", relation=table)[0])
     expected = fs.rows - result.suppressed_rows
     if not fs.entity and rows != expected:
         raise source_changed(policy.source.label, f"{expected:,} rows judged for release, {rows:,} read now")
+    if not fs.staged:       # read again
+        fs.check_source_unchanged()
     return rows
 
 

@@ -4,6 +4,9 @@ values read it, and the wide frequency set is grouped straight from it in one st
 staged route's (tests/test_read_once.py tests that route on its own)."""
 from __future__ import annotations
 
+import os
+import shutil
+
 import duckdb
 import pytest
 
@@ -15,7 +18,6 @@ from sqlanon.policy import load_policy
 
 from conftest import HOSPITAL, HOSPITAL_QIS, adult_policy, force_staged_route
 from test_read_once import TYPED, TYPED_QIS, _typed_policy
-
 
 
 def _policy(kind: str, tmp_path, **extra):
@@ -227,6 +229,111 @@ def test_a_parquet_file_rewritten_before_the_release_is_refused(tmp_path):
                                             r"for release, 1,990 read now\)"):
             run.materialize()
         assert not backend.con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'rel%'").fetchall()
+
+
+# a writer rewriting a source file while a run reads it: the same 2,000 rows, one score (one of the values) changed
+ONE_SCORE_CHANGED = "COPY (SELECT * REPLACE (CASE WHEN row_id = 0 THEN 1.5 ELSE score END AS score) FROM people) " \
+                    "TO '{path}' ({fmt})"
+WRITTEN = r"changed while sqlanon read it \(its file was written since this run began to read it\); nothing was " \
+          r"released"
+
+
+def _people_file(backend, tmp_path, kind: str):
+    path, fmt = tmp_path / f"people.{kind}", ("FORMAT parquet" if kind == "parquet" else "HEADER")
+    backend.con.execute(f"COPY people TO '{path}' ({fmt})")
+    return path, fmt
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"], ids=["parquet read directly", "csv staged, not kept"])
+def test_a_source_file_rewritten_with_as_many_rows_is_refused(kind, tmp_path, monkeypatch):
+    """A file rewritten between the preparation and the release with as many rows: the count cannot tell, the
+    file's stamp can. Refused before the swap, no table left; without the stamp the release held a score the
+    run never judged."""
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)     # a staged CSV is read again for the release
+    backend = _backend(tmp_path, kind)
+    path, fmt = _people_file(backend, tmp_path, kind)
+    with Anonymization(_typed_policy(tmp_path, source={kind: path.name}), connection=backend) as run:
+        run.choose()
+        assert run.fs.staged is None and run.fs.reads_source_directly is (kind == "parquet")
+        backend.con.execute(ONE_SCORE_CHANGED.format(path=path, fmt=fmt))
+        with pytest.raises(DataError, match=rf"people.{kind} {WRITTEN}"):
+            run.materialize()
+        assert not backend.con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'rel%'").fetchall()
+    backend.close()
+
+
+def test_a_source_file_rewritten_after_its_kept_staged_copy_is_not_refused(tmp_path, monkeypatch):
+    """The release repeats the staged copy's rows: the file is not read again, and its change is not released."""
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 1.0)
+    backend = _backend(tmp_path, "kept_csv")
+    path, fmt = _people_file(backend, tmp_path, "csv")
+    with Anonymization(_typed_policy(tmp_path, source={"csv": path.name}), connection=backend) as run:
+        run.choose()
+        assert run.fs.staged is not None
+        backend.con.execute(ONE_SCORE_CHANGED.format(path=path, fmt=fmt))
+        run.materialize()
+        scores = "SELECT CAST(score AS DOUBLE), COUNT(*) FROM {} GROUP BY ALL ORDER BY ALL"
+        released = backend.con.execute(scores.format("rel")).fetchall()
+        assert released == backend.con.execute(scores.format("people")).fetchall()
+    backend.close()
+
+
+def test_a_source_file_rewritten_during_the_preparation_is_refused(tmp_path, monkeypatch):
+    """Read directly, a Parquet file is read by the profile, the distinct values and the wide set: rewritten
+    between them with as many rows, the run stops when the preparation ends."""
+    backend = _backend(tmp_path, "prepare_file")
+    path, fmt = _people_file(backend, tmp_path, "parquet")
+    build = frequency.FrequencySet._build_wide
+
+    def build_after_a_write(self, bottom=None):
+        backend.con.execute(ONE_SCORE_CHANGED.format(path=path, fmt=fmt))
+        return build(self, bottom)
+
+    monkeypatch.setattr(frequency.FrequencySet, "_build_wide", build_after_a_write)
+    with pytest.raises(DataError, match=rf"people.parquet {WRITTEN}"):
+        Anonymization(_typed_policy(tmp_path, source={"parquet": path.name}), connection=backend)
+    backend.close()
+
+
+def _rewrite(path):
+    path.write_bytes(path.read_bytes()[::-1])
+
+
+def _replace(path):
+    new = path.with_name("new")
+    new.write_bytes(path.read_bytes())
+    new.replace(path)
+
+
+def _restore_mtime(path):
+    st = path.stat()
+    _rewrite(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+FILE_CHANGES = [      # (what is done to a folder holding a.parquet and sub/b.parquet after its stamp, stamp changed?)
+    ("nothing", lambda d: None, False),
+    ("read", lambda d: (d / "a.parquet").read_bytes(), False),
+    ("rewritten in place, same size", lambda d: _rewrite(d / "a.parquet"), True),
+    ("rewritten, modification time restored", lambda d: _restore_mtime(d / "sub" / "b.parquet"), True),
+    ("replaced by a rename", lambda d: _replace(d / "a.parquet"), True),
+    ("a file added", lambda d: (d / "sub" / "c.parquet").write_bytes(b"c"), True),
+    ("a file removed", lambda d: (d / "a.parquet").unlink(), True),
+    ("the folder removed", lambda d: shutil.rmtree(d), True),
+]
+
+
+@pytest.mark.parametrize("change, stamp_changed", [c[1:] for c in FILE_CHANGES], ids=[c[0] for c in FILE_CHANGES])
+def test_file_stamp(change, stamp_changed, tmp_path):
+    folder = tmp_path / "data"
+    (folder / "sub").mkdir(parents=True)
+    for f in (folder / "a.parquet", folder / "sub" / "b.parquet"):
+        f.write_bytes(b"abc")
+        os.utime(f, ns=(10**18, 10**18))     # in the past: a write now has another time, however coarse the clock
+    before = frequency.file_stamp(folder)
+    change(folder)
+    assert (frequency.file_stamp(folder) != before) is stamp_changed
+    assert frequency.file_stamp(tmp_path / "nothing") == ("missing",)
 
 
 def test_a_source_changed_during_the_preparation_is_one_error_line(tmp_path, monkeypatch):
