@@ -721,6 +721,35 @@ def test_spark_bad_input_is_one_line(spark, tmp_path):
     assert {t.name for t in spark.catalog.listTables()} == before     # no work table or release left
 
 
+def test_spark_collated_columns_are_refused(spark, tmp_path):
+    """Spark 4's collations: under UTF8_LCASE a GROUP BY groups 'A' with 'a', merging values the hierarchies and
+    the sensitive domain keep apart. A source column declared so is refused with one line naming it and the way
+    out, a query reading it under UTF8_BINARY, which then runs."""
+    from pyspark.sql.types import StringType
+    if not hasattr(StringType(), "collation"):
+        unavailable("Spark collations", "pyspark 4 or later")
+    assert spark.sql("SELECT COUNT(DISTINCT c COLLATE UTF8_LCASE) FROM VALUES ('A'), ('a') AS v(c)").first()[0] == 1
+    columns = [c for c in spark.table("hospital").columns if c != "condition"]
+    spark.sql(f"CREATE TABLE hospital_lcase USING parquet AS SELECT {', '.join(columns)}, "
+              "`condition` COLLATE UTF8_LCASE AS `condition` FROM hospital")
+    try:
+        collated = _write_policy(tmp_path, dict(_hospital_policy("spark", {"k": 4}, name="lcase_rel"), source={
+            "engine": "spark", "master": "local[2]", "table": "hospital_lcase"}))
+        line = _one_line_error(_cli(["anonymize", collated, "-q"]), "column(s) 'condition' of the source "
+                               "hospital_lcase compare under a collation")
+        way_out = line.split("selecting ")[-1]
+        assert way_out == "`condition` COLLATE UTF8_BINARY AS `condition`", line
+        read = _write_policy(tmp_path, dict(_hospital_policy("spark", {"k": 4}, name="lcase_rel"), source={
+            "engine": "spark", "master": "local[2]",
+            "query": f"SELECT {', '.join(columns)}, {way_out} FROM hospital_lcase"}))
+        result = _cli(["anonymize", read, "-q"])
+        assert result.exit_code == 0, result.output
+        assert spark.table("lcase_rel").count() == spark.table("hospital").count()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS hospital_lcase")
+        spark.sql("DROP TABLE IF EXISTS lcase_rel")
+
+
 def test_unreachable_spark_master_is_one_line(tmp_path):
     try:
         import pyspark  # noqa: F401

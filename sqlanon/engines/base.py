@@ -259,9 +259,15 @@ class Backend:
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
         """Those of the text columns `names` that the engine compares under a collation other than the binary one
         (DuckDB's NOCASE, NOACCENT): their GROUP BYs and joins may merge values that sqlanon and the hierarchies
-        keep apart (PostgreSQL: a nondeterministic collation, such as a case-insensitive ICU one). Here none are
-        found: Spark's default collation compares exactly, and a column declared UTF8_LCASE is not detected."""
+        keep apart (PostgreSQL: a nondeterministic collation, such as a case-insensitive ICU one; Spark: any but
+        UTF8_BINARY). Here none are found."""
         return []
+
+    def binary_collated(self, name: str) -> str:
+        """A select item reading the text column `name` under the engine's binary collation, as itself: the way
+        out `refuse_collated` names."""
+        # "C" quoted: PostgreSQL folds an unquoted C to c, which it does not have; DuckDB takes either
+        return f'{templates.ident(name)} COLLATE "C" AS {templates.ident(name)}'
 
     def refuse_collated(self, relation: str, names: Sequence[str], what: str,
                         columns: dict[str, str] | None = None) -> None:
@@ -274,8 +280,7 @@ class Backend:
         collated = self.collated_columns(relation, text)
         if collated:
             named = ", ".join(f"'{n}'" for n in collated)
-            # "C" quoted: PostgreSQL folds an unquoted C to c, which it does not have; DuckDB takes either
-            selects = ", ".join(f'{templates.ident(n)} COLLATE "C" AS {templates.ident(n)}' for n in collated)
+            selects = ", ".join(self.binary_collated(n) for n in collated)
             raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
                             "distinct values equal, merging values that the hierarchies, the sensitive domain or the "
                             f"entity key keep apart; read it through a query (source.query for the source) selecting "

@@ -30,6 +30,7 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def _type_name(simple: str) -> str:
         return _TYPES[simple]
     if simple.startswith("decimal"):
         return "DECIMAL" + simple[len("decimal"):]
-    if simple.startswith(("varchar", "char")):
+    if simple.startswith(("varchar", "char", "string collate ")):     # Spark 4: string collate UTF8_LCASE
         return "VARCHAR"
     return simple.upper()
 
@@ -308,6 +309,24 @@ class SparkBackend(Backend):
         except self._errors as e:
             raise DataError(f"Spark refused a query (describe_relation.sql): {_first_line(e)}") from None
         return [(f.name, _type_name(f.dataType.simpleString())) for f in schema.fields]
+
+    def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
+        """Those of `names` declared with a collation other than UTF8_BINARY (Spark 4: UTF8_LCASE, UNICODE_CI, a
+        trailing-space-insensitive RTRIM one...): a GROUP BY groups 'A' with 'a' under UTF8_LCASE."""
+        if not names:
+            return []
+        sql = self.sql("describe_relation.sql", relation=relation)
+        try:
+            fields = self.spark.sql(sql).schema.fields
+        except self._errors as e:
+            raise DataError(f"Spark refused a query (describe_relation.sql): {_first_line(e)}") from None
+        # pyspark before 4 has no collations: its StringType has no such attribute
+        collation = {f.name: getattr(f.dataType, "collation", None) or "UTF8_BINARY" for f in fields}
+        return [n for n in names if collation.get(n, "UTF8_BINARY").upper() != "UTF8_BINARY"]
+
+    def binary_collated(self, name: str) -> str:
+        column = "`" + name.replace("`", "``") + "`"
+        return f"{column} COLLATE UTF8_BINARY AS {column}"
 
     def relation_kind(self, name: str) -> str | None:
         try:
