@@ -251,6 +251,24 @@ def test_risk_of_a_collated_source_or_population_is_refused(tmp_path):
         assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.output, r.output
 
 
+def test_risk_of_a_collated_release_against_a_population_is_refused(tmp_path):
+    """--manifest with a population groups the release table by its labels as they are: a release whose column
+    was given NOCASE since would merge 'Male' with 'male' there too. One line, exit code 2."""
+    path = _policy_file(tmp_path)
+    manifest = tmp_path / "m.json"
+    assert CliRunner().invoke(main, ["anonymize", str(path), "--json", str(manifest), "-q"]).exit_code == 0
+    con = duckdb.connect(json.loads(manifest.read_text())["database"])
+    con.execute(f"CREATE TABLE census AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE OR REPLACE TABLE adult_release AS SELECT * REPLACE (sex COLLATE NOCASE AS sex) "
+                "FROM adult_release")
+    con.close()
+    r = CliRunner().invoke(main, ["risk", str(path), "--manifest", str(manifest), "--population", "census"])
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.output, r.output
+    assert "column(s) 'sex' of the release table adult_release compare under a collation" in lines[0]
+
+
 def test_release_risk_from_a_manifest(tmp_path):
     path = _policy_file(tmp_path)
     manifest = tmp_path / "m.json"

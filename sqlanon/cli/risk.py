@@ -108,7 +108,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
             if relation is None:        # --node: the source generalized
                 relation, sample_keys = run.source, keys
             else:                       # --manifest with a population: the release's labels as they are
-                _check_columns(run.backend, relation, qis, "release table")
+                types = _check_columns(run.backend, relation, qis, "release table")
+                run.backend.refuse_collated(relation, qis, f"the release table {relation}", types)
                 sample_keys = plain_keys(qis)
             if population is not None:
                 _check_population(run.backend, population, qis)
