@@ -45,6 +45,7 @@ import numpy as np
 
 from .checker import NodeResult, NodeStats
 from .frequency import FrequencySet
+from .models.ldiversity import xlogx
 
 METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
 
@@ -110,12 +111,6 @@ def discernibility(result: NodeResult, table_rows: int) -> float:
     return float((sizes ** 2).sum() + float(table_rows) * result.suppressed_rows)
 
 
-def _xlogx(x: np.ndarray) -> float:
-    x = np.asarray(x, dtype=np.float64)
-    x = x[x > 0]
-    return float((x * np.log(x)).sum())
-
-
 def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     """The KL-divergence between the original table and the release of a node (TKDD Sec. 6, after Kifer
     and Gehrke): each released block's rows spread uniformly over the cells (base values) it covers,
@@ -166,7 +161,7 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     if result.suppressed_rows:
         # suppressed rows form one generalized block at the root of every hierarchy
         root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
-        total += result.suppressed_rows * np.log(root_area) - _xlogx(suppressed_counts)
+        total += result.suppressed_rows * np.log(root_area) - float(xlogx(suppressed_counts).sum())
     return max(total / fs.rows, 0.0)
 
 
