@@ -811,6 +811,22 @@ def test_verdicts_sum_the_squares_of_blocks_past_bigint_exactly(groups, width):
     con.close()
 
 
+@pytest.mark.parametrize("rows, wide", [(frequency.BIGINT_SQUARE_ROWS - 1, False), (frequency.BIGINT_SQUARE_ROWS, False),
+                                        (frequency.BIGINT_SQUARE_ROWS + 1, True)])
+def test_squares_widen_just_past_the_most_rows_whose_square_fits_bigint(rows, wide):
+    """A table of N rows has no block, and no sum of squared block sizes, above N^2: BIGINT holds them up to
+    N = isqrt(2^63 - 1) rows, and one row more needs the wide sums."""
+    assert frequency.BIGINT_SQUARE_ROWS ** 2 <= 2 ** 63 - 1 < (frequency.BIGINT_SQUARE_ROWS + 1) ** 2
+    con = _one_block_per_sex({0: [3, 3], 1: [1, 4]})
+    run = Anonymization(_random_policy(1, 0.5, {"variant": "entropy", "l": 2}), connection=con)
+    domain = run.fs.sensitives[0].domain
+    totals = np.zeros_like(domain.totals)
+    totals[0] = rows
+    object.__setattr__(domain, "totals", totals)
+    assert run.fs.wide_squares(run.checker.needed[0]) is wide
+    con.close()
+
+
 def test_a_statement_packs_only_its_nodes_past_the_perfect_hash_bits(monkeypatch):
     """In one statement of a node of one attribute (judged exactly), a node of 5,180 blocks and one of 5 blocks,
     with perfect hash tables up to 15 bits: only the first grouped node's (block, group) GROUP BY (16 bits)
