@@ -811,7 +811,8 @@ def test_verdicts_sum_the_squares_of_blocks_past_bigint_exactly(groups, width):
     con.close()
 
 
-@pytest.mark.parametrize("rows, wide", [(frequency.BIGINT_SQUARE_ROWS - 1, False), (frequency.BIGINT_SQUARE_ROWS, False),
+@pytest.mark.parametrize("rows, wide", [(frequency.BIGINT_SQUARE_ROWS - 1, False),
+                                        (frequency.BIGINT_SQUARE_ROWS, False),
                                         (frequency.BIGINT_SQUARE_ROWS + 1, True)])
 def test_squares_widen_just_past_the_most_rows_whose_square_fits_bigint(rows, wide):
     """A table of N rows has no block, and no sum of squared block sizes, above N^2: BIGINT holds them up to
