@@ -339,6 +339,38 @@ def test_spark_node_queries_over_the_wide_set_on_spark_equal_duckdb(spark, tmp_p
         spark.conf.unset(LOCAL_COUNTS_SETTING)
 
 
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_class_sizes_of_a_batch_mixing_meets_and_lone_nodes_equal_each_nodes_own(engine, request, tmp_path,
+                                                                                   monkeypatch):
+    """One statement of class-size passes (`FrequencySet.batch_counts`) with two meets of two nodes each and a
+    node alone (`_meets` within 100 blocks): the lone node's branch returns no block keys (NULLs beside the
+    meets' keys), and every node's sizes equal its own GROUP BY's on the engine. Each meet's keys alone are
+    cast: PostgreSQL raised a TypeError on the NULLs, Spark gave NaN."""
+    request.getfixturevalue(engine)
+    from sqlanon import frequency
+    from sqlanon.engines.spark import LOCAL_COUNTS_SETTING
+    nodes = [{"age": 0}, {"sex": 0}, {"age": 0, "sex": 0}, {"marital_status": 0, "race": 0}, {"age": 4}]
+    monkeypatch.setattr(frequency, "MEET_ROWS_PER_BLOCK", 1)
+    if engine == "spark":
+        request.getfixturevalue("spark").conf.set(LOCAL_COUNTS_SETTING, "0")
+    try:
+        with Anonymization(load_policy(adult_policy(ADULT_4, {"k": 5}, source=_source(engine, "adult")),
+                                       base_dir=tmp_path)) as run:
+            assert run.fs.counts.engine == engine
+            monkeypatch.setattr(frequency, "MEET_BLOCKS", 100)
+            assert [members for _meet, members in run.fs._meets(nodes)] == [[0, 4], [1, 3], [2]]
+            rolled = run.fs.batch_counts(nodes)
+            monkeypatch.setattr(frequency, "MEET_BLOCKS", 0)      # no meets: each node its own GROUP BY
+            own = run.fs.batch_counts(nodes)
+    finally:
+        if engine == "spark":
+            request.getfixturevalue("spark").conf.unset(LOCAL_COUNTS_SETTING)
+    for levels, r, o in zip(nodes, rolled, own):
+        assert sorted(r.sizes.tolist()) == sorted(o.sizes.tolist()), levels
+    assert [len(o.sizes) for o in own] == [74, 2, 145, 33, 1]
+
+
+ADULT_PRIVACY = {"k": 6, "max_suppression": 0.02}
 ADULT_PRIVACY = {"k": 6, "max_suppression": 0.02}
 
 
