@@ -1,13 +1,21 @@
 """Shared fixtures: where the shipped datasets are, and small helpers to build policies."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import settings
 
 from sqlanon.experiments.common import ADULT_QIS  # docs/DESIGN.md section 6, in the paper's order
+
+# CI (CI=true, .ci/run) draws the same examples at every run, so a red CI is a change's doing, not a new random
+# draw's; elsewhere hypothesis explores new examples each run (and replays the failures it kept in .hypothesis/)
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
