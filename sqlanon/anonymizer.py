@@ -27,7 +27,7 @@ from .catalog import new_release_id, policy_hash
 from .checker import NodeChecker, NodeResult
 from .engine import attach_source, open_backend, wrap_connection
 from .errors import DataError, PolicyError
-from .frequency import PREFIX, FrequencySet, NodeCounts, free_prefix
+from .frequency import PREFIX, FrequencySet, NodeCounts, free_prefix, source_stamp
 from .heuristic import heuristic_search
 from .lattice import Lattice, SearchResult
 from .metrics import all_metrics
@@ -145,8 +145,9 @@ class Anonymization:
         # the run's own prefix names its work tables and its view of the source: a second run on the connection
         # attaches its source under another name, so this run's release still reads this run's source
         prefix = PREFIX if own_connection else free_prefix(self.backend)
+        stamp = source_stamp(self.backend, self.policy.source)     # before the reader can sniff the file
         self.source = attach_source(self.backend, self.policy.source, f"{prefix}_source")
-        self.fs = FrequencySet(self.backend, self.source, self.policy, prefix).build()
+        self.fs = FrequencySet(self.backend, self.source, self.policy, prefix, stamp=stamp).build()
         self.criteria = criteria_from_policy(self.policy.privacy_model or self.policy.privacy,
                                              {s.name: s.domain for s in self.fs.sensitives})
         k = next((c.k for c in self.criteria if hasattr(c, "k")), None)

@@ -45,7 +45,7 @@ from .engines.dialects import map_joins
 from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
-from .policy import Policy
+from .policy import Policy, Source
 
 PREFIX = "__sqlanon"
 # `node_counts` pivots at most this many sensitive values into columns; past it (a CASE per value per row)
@@ -258,26 +258,37 @@ def free_prefix(backend: Backend) -> str:
     return f"{PREFIX}{n if n > 1 else ''}"
 
 
-def source_changed(label: str, detail: str) -> DataError:
+def source_changed(label: str, detail: str, query_hint: bool = True) -> DataError:
     """The error of a source whose rows changed while a run read it: the preparation and the release each read
     it (on DuckDB a Parquet file or a table read directly, and on every engine without a staged copy for the
     release), and what is released must be what was judged."""
+    hint = (" (a query source must return the same rows each time it runs: no sample, no LIMIT without ORDER BY)"
+            if query_hint else "")
     return DataError(f"the source {label} changed while sqlanon read it ({detail}); nothing was released: run "
-                     "again when nothing writes to it (a query source must return the same rows each time it runs: "
-                     "no sample, no LIMIT without ORDER BY)")
+                     f"again when nothing writes to it{hint}")
 
 
-def file_stamp(path: Path) -> tuple:
-    """What tells whether a source file, or a folder of them (a partitioned data set), was written since: each
-    file's path, inode, size and times of modification and of status change (ns), without reading it. A file
-    rewritten in place changes its times, one replaced by a rename its inode; restoring the modification time
-    (`cp -p`, `touch -d`) still changes the status-change time. A file that cannot be read stamps as missing."""
+def file_stamp(files: Sequence[Path]) -> tuple:
+    """What tells whether files were written since, without reading them: each one's path, inode, size and
+    times of modification and of status change (ns). A file rewritten in place changes its times, one replaced
+    by a rename its inode; restoring the modification time (`cp -p`, `touch -d`) still changes the status-change
+    time, as a chmod or a new hard link do (refused too: the stamp cannot tell them from a write). A file that
+    cannot be read stamps as missing."""
     try:
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         return tuple((str(p), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                      for p, st in ((p, p.stat()) for p in files))
     except OSError:
         return ("missing",)
+
+
+def source_stamp(backend: Backend, source: Source) -> tuple | None:
+    """The `file_stamp` of a CSV or Parquet source's files as the engine reads them (`Backend.source_files`), or
+    None for a table, a query or a Spark source given as a URL. A data file added to a folder or removed from it
+    changes the list; other files written there (the run's own database beside a policy kept in the folder) do
+    not count."""
+    if source.path is None:
+        return None
+    return file_stamp(backend.source_files(source.path, source.kind))
 
 
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
@@ -293,7 +304,8 @@ def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> 
 class FrequencySet:
     """Builds and queries the mapping tables and frequency sets of one policy in one database."""
 
-    def __init__(self, backend: Backend, source: str, policy: Policy, prefix: str | None = None):
+    def __init__(self, backend: Backend, source: str, policy: Policy, prefix: str | None = None,
+                 stamp: tuple | None = None):
         self.backend = backend
         self.source = source
         self.policy = policy
@@ -322,13 +334,15 @@ class FrequencySet:
         self.counts: Backend = backend
         self._log_area: dict[tuple[str, int], np.ndarray] = {}
         self._parents: dict[tuple[str, int, int], np.ndarray] = {}      # `parent_codes`
-        self._source_stamp: tuple | None = None     # a source file's `file_stamp` before the first read
+        # a file source's `source_stamp`, taken before the run first read it (`Anonymization` stamps it before
+        # attaching the source, whose reader may sniff the file), else when the build starts
+        self._source_stamp = stamp
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> FrequencySet:
         b, policy = self.backend, self.policy
-        if policy.source.path is not None:
-            self._source_stamp = file_stamp(policy.source.path)
+        if self._source_stamp is None:
+            self._source_stamp = source_stamp(b, policy.source)
         columns = dict(b.columns(self.source))
         entity = [policy.entity_key] if policy.entity_key else []
         for fieldname, names in (("quasi_identifiers", policy.quasi_identifiers), ("sensitive", policy.sensitive),
@@ -391,12 +405,12 @@ class FrequencySet:
 
     def check_source_unchanged(self) -> None:
         """Refuse (`source_changed`) a source file or folder written since this run began to read it
-        (`file_stamp`): its rows may have changed and their number not, which the row counts compared before
+        (`source_stamp`): its rows may have changed and their number not, which the row counts compared
         (`_check_covered`, `release._released_rows`) cannot tell. For a source read more than once: directly,
-        or again for the release."""
-        path = self.policy.source.path
-        if path is not None and self._source_stamp is not None and file_stamp(path) != self._source_stamp:
-            raise source_changed(self.policy.source.label, "its file was written since this run began to read it")
+        or again for the release or its marginals."""
+        if self._source_stamp is not None and source_stamp(self.backend, self.policy.source) != self._source_stamp:
+            raise source_changed(self.policy.source.label, "its files were written, or their status changed, since "
+                                 "this run began to read them", query_hint=False)
 
     def _create_map(self, qi: QuasiIdentifier) -> None:
         self.backend.create_table_from_frame(qi.map_table, self._map_frame(qi))

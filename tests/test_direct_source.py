@@ -9,12 +9,15 @@ import shutil
 
 import duckdb
 import pytest
+import yaml
+from click.testing import CliRunner
 
 from sqlanon import frequency
 from sqlanon.anonymizer import Anonymization
+from sqlanon.cli import main
 from sqlanon.engines.duckdb import connect
 from sqlanon.errors import DataError, UnknownValues
-from sqlanon.policy import load_policy
+from sqlanon.policy import Source, load_policy
 
 from conftest import HOSPITAL, HOSPITAL_QIS, adult_policy, force_staged_route
 from test_read_once import TYPED, TYPED_QIS, _typed_policy
@@ -234,8 +237,8 @@ def test_a_parquet_file_rewritten_before_the_release_is_refused(tmp_path):
 # a writer rewriting a source file while a run reads it: the same 2,000 rows, one score (one of the values) changed
 ONE_SCORE_CHANGED = "COPY (SELECT * REPLACE (CASE WHEN row_id = 0 THEN 1.5 ELSE score END AS score) FROM people) " \
                     "TO '{path}' ({fmt})"
-WRITTEN = r"changed while sqlanon read it \(its file was written since this run began to read it\); nothing was " \
-          r"released"
+WRITTEN = r"changed while sqlanon read it \(its files were written, or their status changed, since this run began " \
+          r"to read them\); nothing was released: run again when nothing writes to it$"
 
 
 def _people_file(backend, tmp_path, kind: str):
@@ -295,6 +298,25 @@ def test_a_source_file_rewritten_during_the_preparation_is_refused(tmp_path, mon
     backend.close()
 
 
+def test_a_source_file_rewritten_once_its_reader_is_attached_is_refused(tmp_path, monkeypatch):
+    """The stamp is taken before the source is attached (DuckDB's reader may sniff the file then): a rewrite just
+    after it, before any row is counted, is caught when the preparation ends."""
+    from sqlanon import anonymizer
+    backend = _backend(tmp_path, "attached")
+    path, fmt = _people_file(backend, tmp_path, "parquet")
+    attach = anonymizer.attach_source
+
+    def attach_then_write(*args, **kwargs):
+        view = attach(*args, **kwargs)
+        backend.con.execute(ONE_SCORE_CHANGED.format(path=path, fmt=fmt))
+        return view
+
+    monkeypatch.setattr(anonymizer, "attach_source", attach_then_write)
+    with pytest.raises(DataError, match=rf"people.parquet {WRITTEN}"):
+        Anonymization(_typed_policy(tmp_path, source={"parquet": path.name}), connection=backend)
+    backend.close()
+
+
 def _rewrite(path):
     path.write_bytes(path.read_bytes()[::-1])
 
@@ -311,29 +333,78 @@ def _restore_mtime(path):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
+def _write_database(folder):
+    """What a run writes beside a policy kept in its source's folder: its database and write-ahead log."""
+    (folder / "policy.duckdb").write_bytes(b"db")
+    (folder / "policy.duckdb.wal").write_bytes(b"wal")
+
+
 FILE_CHANGES = [      # (what is done to a folder holding a.parquet and sub/b.parquet after its stamp, stamp changed?)
     ("nothing", lambda d: None, False),
     ("read", lambda d: (d / "a.parquet").read_bytes(), False),
     ("rewritten in place, same size", lambda d: _rewrite(d / "a.parquet"), True),
     ("rewritten, modification time restored", lambda d: _restore_mtime(d / "sub" / "b.parquet"), True),
     ("replaced by a rename", lambda d: _replace(d / "a.parquet"), True),
-    ("a file added", lambda d: (d / "sub" / "c.parquet").write_bytes(b"c"), True),
-    ("a file removed", lambda d: (d / "a.parquet").unlink(), True),
+    ("a data file added", lambda d: (d / "sub" / "c.parquet").write_bytes(b"c"), True),
+    ("a data file removed", lambda d: (d / "a.parquet").unlink(), True),
     ("the folder removed", lambda d: shutil.rmtree(d), True),
+    ("the run's database written beside a policy kept there", _write_database, False),
+    ("another file written", lambda d: (d / "notes.txt").write_text("n"), False),
 ]
 
 
 @pytest.mark.parametrize("change, stamp_changed", [c[1:] for c in FILE_CHANGES], ids=[c[0] for c in FILE_CHANGES])
-def test_file_stamp(change, stamp_changed, tmp_path):
+def test_source_stamp(change, stamp_changed, tmp_path):
+    """A Parquet folder's stamp on DuckDB (`frequency.source_stamp`): its data files' inodes, sizes and times."""
     folder = tmp_path / "data"
     (folder / "sub").mkdir(parents=True)
     for f in (folder / "a.parquet", folder / "sub" / "b.parquet"):
         f.write_bytes(b"abc")
         os.utime(f, ns=(10**18, 10**18))     # in the past: a write now has another time, however coarse the clock
-    before = frequency.file_stamp(folder)
+    backend, source = connect(), Source("parquet", path=folder)
+    before = frequency.source_stamp(backend, source)
     change(folder)
-    assert (frequency.file_stamp(folder) != before) is stamp_changed
-    assert frequency.file_stamp(tmp_path / "nothing") == ("missing",)
+    assert (frequency.source_stamp(backend, source) != before) is stamp_changed
+    assert frequency.source_stamp(backend, Source("table", table="t")) is None
+    backend.close()
+
+
+def test_the_files_stamped_are_those_the_engine_reads(tmp_path):
+    """`Backend.source_files` of a folder: on DuckDB exactly the files its reader reads (every *.parquet at any
+    depth, hidden or not); on Spark every file but those in or named after a '_' or '.' (its _SUCCESS markers and
+    .crc checksums), a superset of what it reads."""
+    folder = tmp_path / "data"
+    (folder / "sub").mkdir(parents=True)
+    con = duckdb.connect()
+    for name in ("a.parquet", "sub/b.parquet", "_c.parquet", ".d.parquet", "e.parq"):
+        con.execute(f"COPY (SELECT '{name}' AS f) TO '{folder / name}' (FORMAT parquet)")
+    for name in ("_SUCCESS", "sub/.b.parquet.crc", "notes.txt"):
+        (folder / name).write_text("x")
+    read = sorted(f for (f,) in con.execute(f"SELECT filename FROM read_parquet('{folder}', filename = true)"
+                                            ).fetchall())
+    backend = connect()
+    assert [str(p) for p in backend.source_files(folder, "parquet")] == read == \
+        [str(folder / n) for n in (".d.parquet", "_c.parquet", "a.parquet", "sub/b.parquet")]
+    assert backend.source_files(folder / "a.parquet", "parquet") == [folder / "a.parquet"]
+    backend.close()
+    from sqlanon.engines.spark import SparkBackend
+    assert SparkBackend.source_files(None, folder, "parquet") == \
+        [folder / n for n in ("a.parquet", "e.parq", "notes.txt", "sub/b.parquet")]    # type: ignore[arg-type]
+
+
+def test_a_policy_kept_in_its_source_folder_releases(tmp_path):
+    """The run's database goes beside the policy, here in the Parquet folder it reads: not a data file, so not a
+    change of the source (stamping every file of the folder refused this run)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_csv(?)) TO '{folder / 'hospital.parquet'}' (FORMAT parquet)",
+                             [str(HOSPITAL / "hospital.csv")])
+    (folder / "policy.yaml").write_text(yaml.safe_dump({
+        "source": {"parquet": ".", "table": "hospital"}, "quasi_identifiers": HOSPITAL_QIS,
+        "sensitive": ["condition"], "privacy": {"k": 3}, "release": {"name": "rel"}}))
+    r = CliRunner().invoke(main, ["anonymize", str(folder / "policy.yaml"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert (folder / "policy.duckdb").exists()
 
 
 def test_a_source_changed_during_the_preparation_is_one_error_line(tmp_path, monkeypatch):

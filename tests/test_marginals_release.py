@@ -300,6 +300,48 @@ def test_table_and_marginals_are_one_release(monkeypatch, tmp_path, kind):
     run.close()
 
 
+@pytest.mark.parametrize("route, how", [("parquet", "alone"), ("csv kept", "companion"), ("table", "alone"),
+                                        ("table", "companion")])
+def test_marginals_of_a_source_changed_since_it_was_judged_are_refused(monkeypatch, tmp_path, route, how):
+    """The marginals are counted from the source again: a file rewritten with as many rows (every sensitive value
+    now 'LEAK', which the run never judged) is refused by its stamp, even where the table came from a kept staged
+    copy; rows written to a table since, by their count. Alone (`Marginals.release`) or with the table
+    (`materialize` with a companion): nothing is released, no temporary table is left."""
+    from sqlanon import frequency
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 1.0)     # a staged CSV is kept for the table
+    con = duckdb.connect()
+    con.register("f", random_frame(1, 80))
+    con.execute("CREATE TABLE t AS SELECT * FROM f")
+    kind = route.split()[0]
+    path, fmt = tmp_path / f"t.{kind}", ("HEADER" if kind == "csv" else "FORMAT parquet")
+    if kind != "table":
+        con.execute(f"COPY t TO '{path}' ({fmt})")
+    policy = {"source": {"table": "t"} if kind == "table" else {kind: str(path)}, "quasi_identifiers": QIS,
+              "sensitive": ["s"], "privacy": {"k": 3, "l_diversity": {"variant": "distinct", "l": 2}},
+              "release": {"name": "rel"}}
+    run = Anonymization(policy, connection=con)
+    run.choose()
+    assert (run.fs.staged is not None) is (route == "csv kept")
+    ms = Marginals(run)
+    coll = ms.collection([ms.table(run.chosen.levels), ms.marginal({"b": 0, "s": 0})])
+    assert ms.check(coll).satisfied
+    if kind == "table":
+        con.execute("INSERT INTO t SELECT * FROM t LIMIT 3")
+        # with the table, the table's own count stops the release first
+        detail = (r"80 rows judged for release, 83 read now" if how == "companion"
+                  else r"80 rows judged, 83 counted now in the marginal rel__marginal_1")
+    else:
+        con.execute(f"COPY (SELECT * REPLACE ('LEAK' AS s) FROM t) TO '{path}' ({fmt})")
+        detail = r"its files were written, or their status changed, since this run began to read them"
+    with pytest.raises(DataError, match=rf"changed while sqlanon read it \({detail}\); nothing was released"):
+        if how == "companion":
+            run.materialize([ms.companion(coll, skip=ms.table(run.chosen.levels))])
+        else:
+            ms.release(coll, skip=ms.table(run.chosen.levels))
+    assert not con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'rel%'").fetchall()
+    run.close()
+
+
 # --------------------------------------------------------------------------------------------------
 # CLI
 

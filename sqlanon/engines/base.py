@@ -305,6 +305,12 @@ class Backend:
         """Expose the policy's source as the temporary view `view`; return its name."""
         raise NotImplementedError
 
+    def source_files(self, path: Path, kind: str) -> list[Path]:
+        """The files of a file source (`kind` csv or parquet: a file, or a folder of them) that the engine reads,
+        whose stamps tell whether the source was written during a run (`frequency.source_stamp`). Here the file,
+        or every file under the folder."""
+        return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+
     def view_source(self, source) -> str | None:
         """The relation a view release may read (the source table itself), or None when a view cannot."""
         return source.table if source.kind == "table" else None

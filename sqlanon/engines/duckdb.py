@@ -237,6 +237,11 @@ class DuckDBBackend(Backend):
         return _Transaction(self.con)
 
     # -- the source ---------------------------------------------------------------------------
+    def source_files(self, path: Path, kind: str) -> list[Path]:
+        """DuckDB reads a folder's files named *.parquet (or *.csv) at any depth, hidden ones too, and nothing
+        else: not a database or spill file sqlanon may write beside a policy kept in the folder."""
+        return sorted(p for p in path.rglob(f"*.{kind}") if p.is_file()) if path.is_dir() else [path]
+
     def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
         """Expose the policy's source as a temporary view, `view` (`__sqlanon_source` unless a run names its own);
         return the view name.

@@ -414,6 +414,14 @@ class SparkBackend(Backend):
                 for t in self.spark.catalog.listTables(db.name) if not t.isTemporary}
 
     # -- the source -------------------------------------------------------------------------------
+    def source_files(self, path: Path, kind: str) -> list[Path]:
+        """Spark reads every file under a folder but those in or named after a '_' or '.' (its _SUCCESS
+        markers, .crc checksums, hidden files)."""
+        if not path.is_dir():
+            return [path]
+        return sorted(p for p in path.rglob("*") if p.is_file()
+                      and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+
     def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
         try:
             if source.kind == "table":
