@@ -6,7 +6,7 @@ anonymized marginals, bucketized and Privacy-MaxEnt tables, exported files) gets
 
     seq            BIGINT   one number per write: the rows of one release share it
     name           VARCHAR  the table or view name (an export: the file's absolute path)
-    kind           VARCHAR  table, view, map, suppressed, marginal, marginal_map, bucketized, maxent,
+    kind           VARCHAR  table, view, map, suppressed, marginal, marginal_map (older releases), bucketized, maxent,
                             export; `dropped` marks an object a later release of the same name removed
     release        VARCHAR  the release the object belongs to (release.name)
     release_id     VARCHAR  one id per run (also in the manifest)

@@ -1,17 +1,22 @@
-"""Releasing anonymized marginals: each a count table (or view) in the database beside the release,
-and an entry ``{"kind": "marginal", ...}`` in the manifest's outputs.
+"""Releasing anonymized marginals: each a count table in the database beside the release, and an entry
+``{"kind": "marginal", ...}`` in the manifest's outputs.
 
 A marginal named ``<release>__marginal_<i>`` (or the name given in the policy) has one column per
 attribute, holding its label at the marginal's level (the source column's name; the sensitive
 attribute as it is), and ``count``, the rows of that combination; it is one GROUP BY over the source
 (`marginal_select.sql`). All marginals are built under temporary names and swapped in by one
 transaction with the marginals of an earlier run of the same release that this one does not write
-again dropped, so a failed run leaves the previous set, never a mix. A view needs its mapping
-tables: they are written beside it (``<marginal>__map_<i>``) in the same transaction.
+again dropped, so a failed run leaves the previous set, never a mix.
+
+A marginal is a table even beside a view release (`materialize: view`): the collection's privacy (maxent
+l-diversity over all its marginals, Kifer & Gehrke) is judged once, on the rows read at the release, and no
+per-row test at read time could enforce it, so a view counting the live source would publish counts nobody
+judged. (Earlier releases wrote views with their mapping tables, kind ``marginal_map``; a release of the same
+name drops them.)
 
 Ownership follows the release's rule (`sqlanon.catalog`): a marginal's name that exists is replaced only
 when the release catalog shows it is a marginal of this same release; the catalog rows (kind
-``marginal`` and ``marginal_map``) are written in the same transaction.
+``marginal``) are written in the same transaction.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field
 from ..catalog import Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
 from ..errors import PolicyError
 from ..frequency import source_changed
-from ..release import Companion, Output, _drop_quietly, _drop_stale, _view_source
+from ..release import Companion, Output, _drop_quietly, _drop_stale
 from .collection import Marginal
 
 
@@ -45,39 +50,33 @@ def marginal_names(release_name: str, marginals: list[Marginal]) -> list[str]:
     return names
 
 
-def _columns(session, m: Marginal, maps: dict | None) -> list[dict]:
+def _columns(session, m: Marginal) -> list[dict]:
     s = session.schema
     out = []
     for a, lvl in m.levels:
         if a == s.sensitive or lvl == 0:
             out.append({"name": a, "level": lvl, "map": None})
         else:
-            out.append({"name": a, "level": lvl, "map": (maps or {}).get(a, s.map_table(a))})
+            out.append({"name": a, "level": lvl, "map": s.map_table(a)})
     return out
 
 
 class MarginalRelease(Companion):
-    """The marginals of a collection as a companion of the table's release (`sqlanon.release.materialize`):
-    tables are built under temporary names and renamed in the release's transaction; views are created in
-    it; marginals of an earlier, larger release of the same name are dropped in it."""
+    """The marginals of a collection as a companion of the release (`sqlanon.release.materialize`): tables built
+    under temporary names and renamed in the release's transaction; marginals of an earlier, larger release of
+    the same name (and the views and mapping tables earlier releases wrote) are dropped in it."""
 
     def __init__(self, session, marginals: list[Marginal]):
         self.session, self.marginals = session, list(marginals)
         run = session.run
-        self.b, self.kind = run.backend, run.policy.release.materialize
+        self.b = run.backend
         self.names = marginal_names(run.policy.release.name, self.marginals)
         self.count_cols = {n: ("count" if "count" not in m.attributes else "count_rows")
                            for n, m in zip(self.names, self.marginals)}
         self.temps = [f"{n}__sqlanon_tmp" for n in self.names]
 
     def targets(self) -> list[Target]:
-        out = [Target(n, "marginal") for n in self.names]
-        if self.kind != "table":
-            schema = self.session.schema
-            out += [Target(f"{n}__map_{schema.qi_index(a)}", "marginal_map")
-                    for m, n in zip(self.marginals, self.names)
-                    for a, lvl in m.levels if a != schema.sensitive and lvl > 0]
-        return out
+        return [Target(n, "marginal") for n in self.names]
 
     def build(self) -> None:
         """The marginal tables under temporary names, each read from the source again: refused
@@ -86,13 +85,11 @@ class MarginalRelease(Companion):
         key, whose counts are of persons) or a source file was written since the run began to read it, as the
         release table is (`release._released_rows`). A kept staged copy does not spare the check: the marginals
         read the source itself."""
-        if self.kind != "table":
-            return
         fs = self.session.run.fs
         for tmp, m, n in zip(self.temps, self.marginals, self.names):
             self.b.drop_relation(tmp)
             self.b.execute("marginal_release_table.sql", name=tmp, source=self.session.run.source,
-                           columns=_columns(self.session, m, None), count_col=self.count_cols[n])
+                           columns=_columns(self.session, m), count_col=self.count_cols[n])
             counted = int(self.b.fetchrow("sum_of_column.sql", relation=tmp, column=self.count_cols[n])[0])
             if not fs.entity and counted != fs.rows:
                 raise source_changed(self.session.run.policy.source.label,
@@ -100,39 +97,25 @@ class MarginalRelease(Companion):
         fs.check_source_unchanged()
 
     def swap(self) -> None:
-        b, schema = self.b, self.session.schema
-        if self.kind == "table":
-            for tmp, n in zip(self.temps, self.names):
-                b.drop_relation(n)
-                b.execute("rename_table.sql", old=tmp, new=n)
-            return
-        source = _view_source(self.session.run.policy, self.session.run.fs)
-        for m, n in zip(self.marginals, self.names):
-            b.drop_relation(n)
-            maps = {}
-            for a, lvl in m.levels:
-                if a != schema.sensitive and lvl > 0:
-                    maps[a] = f"{n}__map_{schema.qi_index(a)}"
-                    b.execute("persist_map.sql", name=maps[a], map_table=schema.map_table(a))
-            b.execute("marginal_release_view.sql", name=n, source=source, columns=_columns(self.session, m, maps),
-                      count_col=self.count_cols[n])
+        for tmp, n in zip(self.temps, self.names):
+            self.b.drop_relation(n)
+            self.b.execute("rename_table.sql", old=tmp, new=n)
 
     def cleanup(self) -> None:
-        if self.kind == "table":
-            for tmp in self.temps:
-                _drop_quietly(self.b, tmp)
+        for tmp in self.temps:
+            _drop_quietly(self.b, tmp)
 
     def outputs(self) -> list[MarginalOutput]:
         out = []
         for m, n in zip(self.marginals, self.names):
             rows = int(self.b.fetchrow("count_rows.sql", relation=n)[0])
-            out.append(MarginalOutput("marginal", n, rows, m.as_dict(), self.kind))
+            out.append(MarginalOutput("marginal", n, rows, m.as_dict()))
         return out
 
 
 def materialize_marginals(session, marginals: list[Marginal]) -> list[MarginalOutput]:
-    """Create the marginals' tables (or views, as `release.materialize` says) atomically, on their own
-    (beside a table released earlier); `sqlanon marginals` releases them with the table instead."""
+    """Create the marginals' tables atomically, on their own (beside a table or view released earlier); `sqlanon
+    marginals` releases them with the table instead."""
     if session.run.policy.release.materialize == "none" or not marginals:
         return []
     rel = MarginalRelease(session, marginals)
