@@ -14,7 +14,7 @@ from sqlanon.experiments.common import ADULT_QIS  # docs/DESIGN.md section 6, in
 # CI (CI=true, .ci/run) draws the same examples at every run, so a red CI is a change's doing, not a new random
 # draw's; elsewhere hypothesis explores new examples each run (and replays the failures it kept in .hypothesis/)
 settings.register_profile("ci", derandomize=True)
-if os.environ.get("CI"):
+if os.environ.get("CI", "").strip().lower() == "true":
     settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]

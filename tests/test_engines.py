@@ -782,6 +782,23 @@ def test_spark_collated_columns_are_refused(spark, tmp_path):
         spark.sql("DROP TABLE IF EXISTS lcase_rel")
 
 
+def test_spark_source_files_are_the_files_spark_reads(spark, tmp_path):
+    """`SparkBackend.source_files` (whose stamps tell whether a folder source was written during a run) lists the
+    files Spark's own listing reads: in partition folders '_name=value' too, not its _SUCCESS marker, its .crc
+    checksums or another hidden file."""
+    from urllib.parse import unquote, urlparse
+
+    from sqlanon.engines.spark import SparkBackend
+    folder = tmp_path / "parts"
+    spark.table("hospital").withColumnRenamed("nationality", "_nat").write.partitionBy("_nat").parquet(str(folder))
+    (folder / ".notes.parquet").write_text("x")
+    names = {p.name for p in folder.rglob("*")}
+    assert "_SUCCESS" in names and any(n.endswith(".crc") for n in names)
+    read = sorted(Path(unquote(urlparse(f).path)) for f in spark.read.parquet(str(folder)).inputFiles())
+    assert read and all("_nat=" in str(p) for p in read)
+    assert SparkBackend.source_files(None, folder, "parquet") == read     # type: ignore[arg-type]
+
+
 def test_unreachable_spark_master_is_one_line(tmp_path):
     try:
         import pyspark  # noqa: F401

@@ -238,8 +238,9 @@ class DuckDBBackend(Backend):
 
     # -- the source ---------------------------------------------------------------------------
     def source_files(self, path: Path, kind: str) -> list[Path]:
-        """DuckDB reads a folder's files named *.parquet (or *.csv) at any depth, hidden ones too, and nothing
-        else: not a database or spill file sqlanon may write beside a policy kept in the folder."""
+        """DuckDB reads a Parquet folder's files named *.parquet at any depth, hidden ones too, and nothing else:
+        not a database or spill file sqlanon may write beside a policy kept in the folder. (It reads no folder
+        of CSV files: such a source is refused when it is attached.)"""
         return sorted(p for p in path.rglob(f"*.{kind}") if p.is_file()) if path.is_dir() else [path]
 
     def attach_source(self, source, view: str = SOURCE_VIEW) -> str:

@@ -415,12 +415,16 @@ class SparkBackend(Backend):
 
     # -- the source -------------------------------------------------------------------------------
     def source_files(self, path: Path, kind: str) -> list[Path]:
-        """Spark reads every file under a folder but those in or named after a '_' or '.' (its _SUCCESS
-        markers, .crc checksums, hidden files)."""
+        """Spark reads every file under a folder but those in or named after a '.' or a '_' (its _SUCCESS
+        markers, .crc checksums, hidden files), except a partition folder '_name=value'."""
         if not path.is_dir():
             return [path]
+
+        def hidden(part: str) -> bool:
+            return part.startswith(".") or (part.startswith("_") and "=" not in part)
+
         return sorted(p for p in path.rglob("*") if p.is_file()
-                      and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+                      and not any(hidden(part) for part in p.relative_to(path).parts))
 
     def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
         try:

@@ -11,7 +11,7 @@ a k-anonymous, l-diverse table to give back part of the joint distribution it lo
                 and by brute force (Sec. 3, 6);
 - `search`:     the greedy forward search over decomposable collections (Sec. 5.2) and the
                 one-attribute path (Sec. 7);
-- `release`:    the marginals as tables or views, with manifest entries;
+- `release`:    the marginals as tables (also beside a view release), with manifest entries;
 - `session`:    `Marginals(run)`, the Python API over an `Anonymization`;
 ``sqlanon marginals POLICY`` is in `sqlanon.cli.marginals`.
 """

@@ -81,17 +81,17 @@ class MarginalRelease(Companion):
     def build(self) -> None:
         """The marginal tables under temporary names, each read from the source again: refused
         (`frequency.source_changed`) when a marginal does not count the rows the run judged (rows written,
-        deleted or given a value outside a hierarchy since the preparation read the source; not with an entity
-        key, whose counts are of persons) or a source file was written since the run began to read it, as the
-        release table is (`release._released_rows`). A kept staged copy does not spare the check: the marginals
-        read the source itself."""
+        deleted or given a value outside a hierarchy since the preparation read the source; marginals refuse
+        an entity key and suppression, so every source row is counted) or a source file was written since the
+        run began to read it, as the release table is (`release._released_rows`). A kept staged copy does not
+        spare the check: the marginals read the source itself."""
         fs = self.session.run.fs
         for tmp, m, n in zip(self.temps, self.marginals, self.names):
             self.b.drop_relation(tmp)
             self.b.execute("marginal_release_table.sql", name=tmp, source=self.session.run.source,
                            columns=_columns(self.session, m), count_col=self.count_cols[n])
             counted = int(self.b.fetchrow("sum_of_column.sql", relation=tmp, column=self.count_cols[n])[0])
-            if not fs.entity and counted != fs.rows:
+            if counted != fs.rows:
                 raise source_changed(self.session.run.policy.source.label,
                                      f"{fs.rows:,} rows judged, {counted:,} counted now in the marginal {n}")
         fs.check_source_unchanged()
