@@ -119,9 +119,6 @@ class Schema:
     def map_table(self, a: str) -> str:
         return self._sens.map_table if a == self.sensitive else self.fs.qi(a).map_table
 
-    def qi_index(self, a: str) -> int:
-        return self.fs.qi(a).index
-
     def labels(self, a: str, level: int) -> int:
         """Number of labels (codes 0..labels-1) of a at `level`."""
         return int(self._codes[a][level].max()) + 1
