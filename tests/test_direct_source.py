@@ -407,6 +407,33 @@ def test_a_policy_kept_in_its_source_folder_releases(tmp_path):
     assert (folder / "policy.duckdb").exists()
 
 
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_a_folder_of_files_is_one_source(kind, tmp_path):
+    """A folder of Parquet or CSV files (a partitioned data set, files at any depth) is read as one source: the
+    same release as the one file holding all its rows, and its files are what the stamp lists."""
+    con = duckdb.connect()
+    con.execute(TYPED)
+    fmt = "FORMAT parquet" if kind == "parquet" else "HEADER"
+    folder = tmp_path / "people"
+    (folder / "2024").mkdir(parents=True)
+    con.execute(f"COPY people TO '{tmp_path / f'all.{kind}'}' ({fmt})")
+    con.execute(f"COPY (SELECT * FROM people WHERE row_id < 700) TO '{folder / f'a.{kind}'}' ({fmt})")
+    con.execute(f"COPY (SELECT * FROM people WHERE row_id >= 700) TO '{folder / '2024' / f'b.{kind}'}' ({fmt})")
+    (folder / "notes.txt").write_text("not data")
+    released = {}
+    for name in ("all", "people"):
+        source = {kind: f"{name}.{kind}" if name == "all" else name, "table": "people"}
+        with Anonymization(_typed_policy(tmp_path, source=source, release={"name": f"rel_{name}"}),
+                           connection=connect(str(tmp_path / f"{name}.duckdb"))) as run:
+            run.choose()
+            run.materialize()
+            released[name] = run.backend.con.execute(f"SELECT * FROM rel_{name} ORDER BY ALL").fetchall()
+            if name == "people":
+                assert [str(p.relative_to(folder)) for p in run.backend.source_files(folder, kind)] == \
+                    [f"2024/b.{kind}", f"a.{kind}"]
+    assert len(released["all"]) == 2000 and released["people"] == released["all"]
+
+
 def test_a_source_changed_during_the_preparation_is_one_error_line(tmp_path, monkeypatch):
     """Rows written between the profile's count and the wide frequency set's statement: the coverage check sees
     more rows than the profile counted, every value covered; the source, counted again, has changed. One

@@ -238,9 +238,8 @@ class DuckDBBackend(Backend):
 
     # -- the source ---------------------------------------------------------------------------
     def source_files(self, path: Path, kind: str) -> list[Path]:
-        """DuckDB reads a Parquet folder's files named *.parquet at any depth, hidden ones too, and nothing else:
-        not a database or spill file sqlanon may write beside a policy kept in the folder. (It reads no folder
-        of CSV files: such a source is refused when it is attached.)"""
+        """DuckDB reads a folder's files named *.parquet (or *.csv, `attach_source`) at any depth, hidden ones too,
+        and nothing else: not a database or spill file sqlanon may write beside a policy kept in the folder."""
         return sorted(p for p in path.rglob(f"*.{kind}") if p.is_file()) if path.is_dir() else [path]
 
     def attach_source(self, source, view: str = SOURCE_VIEW) -> str:
@@ -259,7 +258,11 @@ class DuckDBBackend(Backend):
                 # registered, not create_view(): that one writes a persistent view into the database file
                 self.execute("drop_relation.sql", name=view, kind="VIEW")
                 reader = con.read_csv if source.kind == "csv" else con.read_parquet
-                con.register(view, reader(str(source.path)))
+                path = str(source.path)
+                if source.kind == "csv" and source.path.is_dir():
+                    # DuckDB reads a folder of Parquet files itself, of CSV files only through a glob
+                    path = str(source.path / "**" / "*.csv")
+                con.register(view, reader(path))
                 # a Parquet file's row count and NULLs are in its metadata, and its columns read apart; a CSV
                 # file would be parsed again
                 self.rereads_source_cheaply = source.kind == "parquet"
