@@ -22,8 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,8 +48,10 @@ SEARCH_PRIVACY = {"k": 6, "l_diversity": {"variant": "entropy", "l": 6}}
 
 def _run(privacy):
     import duckdb
-    from conftest import adult_policy
+
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
     return Anonymization(adult_policy(QI, privacy), connection=duckdb.connect())
 
 
@@ -63,13 +65,15 @@ STAR0 = [{"age": 0, "occupation": 0}, {"education": 0, "occupation": 0}, {"nativ
 
 
 def scoring(repeat: int) -> list[dict]:
-    from conftest import adult_policy
     import duckdb
+
     from sqlanon.anonymizer import Anonymization
     from sqlanon.errors import DataError
     from sqlanon.marginals.estimate import ipf
     from sqlanon.marginals.privacy import k_link, maxent_l_diversity_brute
     from sqlanon.marginals.session import Marginals
+
+    from conftest import adult_policy
     privacy = {"k": 6, "l_diversity": {"variant": "entropy", "l": 3}}
     run4 = _run(privacy)
     run8 = Anonymization(adult_policy(8, privacy), connection=duckdb.connect())
@@ -77,7 +81,7 @@ def scoring(repeat: int) -> list[dict]:
              ("8 QIs, star around occupation", run8, STAR), ("8 QIs, star at level 0", run8, STAR0)]
     rows = []
     for name, run, spec in cases:
-        def build():
+        def build(run=run, spec=spec):
             ms = Marginals(run)
             table = [ms.table(spec[0])] if spec[0] is TABLE else []
             rest = spec[1:] if table else spec
@@ -147,8 +151,10 @@ def search_worker(method: str) -> dict:
                 "privacy_checks": sum(w.privacy_checks for w in walks)}
     if method == "closed8":       # 8 quasi-identifiers, from the minimal table with the smallest KL
         import duckdb
-        from conftest import adult_policy
+
         from sqlanon.anonymizer import Anonymization
+
+        from conftest import adult_policy
         run = Anonymization(adult_policy(8, SEARCH_PRIVACY), connection=duckdb.connect())
         starts = [min(run.score_minimal(), key=lambda c: c.metrics["kl_divergence"])]
     else:

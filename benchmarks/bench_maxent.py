@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one i
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_search import machine, write_results  # noqa: E402
-
 from sqlanon.engine import wrap_connection  # noqa: E402
 from sqlanon.experiments import maxent as exp  # noqa: E402
 from sqlanon.experiments.common import adult_parquet  # noqa: E402
 from sqlanon.maxent import Knowledge, Rules  # noqa: E402
+
+from bench_search import machine, write_results  # noqa: E402
 
 TARGET_S = 10.0
 SCALE_BUCKETS = (500, 1000, 2000, 2842)
@@ -96,8 +96,9 @@ def scaling(repeat: int) -> list[dict]:
 
 def generalized(repeat: int) -> dict:
     """The core engine's 6-anonymous release of all of Adult (occupation sensitive), each q*-block a bucket."""
-    from conftest import adult_policy
     from sqlanon.maxent import MaxEnt, open_release
+
+    from conftest import adult_policy
     with open_release(adult_policy(8, {"k": 6}), db=":memory:") as (backend, release):
         me = MaxEnt(backend, release)
         me.mine(Rules(100, 100, 3))

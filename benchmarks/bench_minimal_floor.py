@@ -44,11 +44,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one is installed
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from sqlanon.lattice import direct_generalizations  # noqa: E402
+
 from bench_rows import add_source_arguments, dataset, measure_floor, run_worker, source_settings  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 from border_nodes import collapsed  # noqa: E402
-
-from sqlanon.lattice import direct_generalizations  # noqa: E402
 
 FASTEST_FORMS = {
     # the class and the value as one key, then the class by integer division

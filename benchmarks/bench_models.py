@@ -42,9 +42,10 @@ PREDICATES = [
 
 
 def predicates(repeat: int) -> list[dict]:
-    from conftest import ADULT, adult_policy
     from sqlanon.anonymizer import Anonymization
     from sqlanon.models import criteria_from_policy
+
+    from conftest import ADULT, adult_policy
     policy = adult_policy(8, {"k": 1})
     policy["sensitive"] = {"occupation": {"hierarchy": str(ADULT / "hierarchies" / "occupation.csv")}}
     rows = []
@@ -66,8 +67,9 @@ def predicates(repeat: int) -> list[dict]:
 
 
 def search_worker(mode: str) -> dict:
-    from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
     with Anonymization(adult_policy(8, {"l_diversity": {"variant": "entropy", "l": 6}}), db=":memory:") as run:
         t = time.perf_counter()
         result = run.search(mode)

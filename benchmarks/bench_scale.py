@@ -277,7 +277,7 @@ def main():
                     run["engine"] = label
                     runs[label].append(run)
                     print(json.dumps(run, default=str), file=sys.stderr)
-            for label, measured in runs.items():
+            for measured in runs.values():
                 row = summarize(measured)
                 rows.append(row)
                 print(json.dumps(row, default=str), file=sys.stderr)

@@ -25,8 +25,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def worker(j: int, mode: str, privacy: dict) -> dict:
-    from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
     t0 = time.perf_counter()
     run = Anonymization(adult_policy(j, privacy), db=":memory:")
     t1 = time.perf_counter()
@@ -41,9 +42,10 @@ def machine() -> str:
     import duckdb
     cpu = "unknown cpu"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
                 break
     except OSError:
         pass

@@ -36,13 +36,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_scale import FULL, dataset
-from bench_search import machine, write_results
-
 from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.policy import load_policy
 from sqlanon.release import release_columns, select_sql
+
+from bench_scale import FULL, dataset
+from bench_search import machine, write_results
 
 
 def shapes(k: int, l: int, ordered: str | None) -> dict[str, dict]:

@@ -30,10 +30,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one is installed
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from sqlanon.lattice import Node, direct_generalizations, minimal_in_up_set  # noqa: E402
+
 from bench_rows import add_source_arguments, dataset, source_settings  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
-
-from sqlanon.lattice import Node, direct_generalizations, minimal_in_up_set  # noqa: E402
 
 
 def collapsed(lattice) -> list[tuple[int, ...]]:

@@ -14,6 +14,7 @@ the Python version (PYSPARK_PYTHON; sqlanon's statements are SQL, but Spark chec
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -122,18 +123,14 @@ class SparkCluster:
         """End every process group (the daemons and the executors they forked), then remove the folder."""
         for proc in self.procs:
             if proc.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
         for proc in self.procs:
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 proc.wait(timeout=30)
         self.procs.clear()
         shutil.rmtree(self.dir, ignore_errors=True)

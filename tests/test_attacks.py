@@ -269,8 +269,9 @@ def test_cli_attack_bad_input(hospital_dir_copy, args, field):
 @pytest.mark.parametrize("level", [1, 2])
 def test_groups_from_an_edge_table_equal_the_wide_file(tmp_path, level):
     """A groups file may be any hierarchy file: the edge-table form of education gives the same groups."""
-    from conftest import ADULT
     from sqlanon.attacks import groups_from_csv
+
+    from conftest import ADULT
     wide = ADULT / "hierarchies" / "education.csv"
     rows = [line.split(",") for line in wide.read_text().splitlines()[1:]]
     edges = {(r[j], r[j + 1]) for r in rows for j in range(len(r) - 1) if r[j] != r[j + 1]}

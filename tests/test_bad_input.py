@@ -27,12 +27,13 @@ import duckdb
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import HOSPITAL, ROOT
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.cli import main
 from sqlanon.errors import DataError
 from sqlanon.policy import load_policy
+
+from conftest import HOSPITAL, ROOT
 
 ROWS = [(13053, 28, "Russian", "Heart Disease"), (13068, 29, "American", "Heart Disease"),
         (13068, 21, "Japanese", "Viral Infection"), (13053, 23, "American", "Viral Infection"),

@@ -25,9 +25,9 @@ from sqlanon.anonymizer import Anonymization
 from sqlanon.engines.base import Backend, union_sql
 from sqlanon.engines.duckdb import connect
 from sqlanon.frequency import SparseCounts
-from sqlanon.search import find_minimal
 from sqlanon.models.kanonymity import KAnonymity
 from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from sqlanon.search import find_minimal
 
 from conftest import HOSPITAL, adult_policy, force_staged_route
 from test_models_search import MODELS
@@ -1186,7 +1186,7 @@ def test_a_node_the_witness_check_left_undecided_is_not_checked_again(monkeypatc
     with Anonymization(adult_policy(5, {"k": 5, "l_diversity": {"variant": "entropy", "l": 3}}), db=":memory:") as run:
         run.fs.rollup = False
         nodes = _every_node(run)
-        witness_filter = 'EXISTS (SELECT 1 FROM "%s"' % run.fs.witness_table()       # the check's filter
+        witness_filter = f'EXISTS (SELECT 1 FROM "{run.fs.witness_table()}"'       # the check's filter
         log = run.backend.log = []
         first = run.checker.satisfied_many(nodes, witness=True)
         failing = run.checker.witnessed

@@ -486,8 +486,8 @@ def test_landsend_values(small):
     import datetime as dt
     assert row[0] and row[3] and row[8] and row[9] and row[10] and row[13]
     assert row[1] >= dt.date(2004, 1, 1) and row[2] <= dt.date(2004, 11, 15)
-    assert 10_000 <= row[4] and row[5] <= 99_999
-    assert 100 <= row[6] and row[7] <= 9_999
+    assert row[4] >= 10_000 and row[5] <= 99_999
+    assert row[6] >= 100 and row[7] <= 9_999
     assert row[11] == 0 and row[12] == 14_600     # every cost bucket is covered at 20,000 rows
 
 

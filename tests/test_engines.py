@@ -592,7 +592,7 @@ def test_spark_parquet_and_csv_sources(spark, duckdb_hospital, tmp_path):
 
 
 def test_duckdb_file_sources_leave_only_the_release_in_the_database(tmp_path):
-    for kind, path in (("csv", HOSPITAL / "hospital.csv"), ("parquet", ADULT / "adult.parquet")):
+    for kind in ("csv", "parquet"):
         db = tmp_path / f"{kind}.duckdb"
         policy = (_hospital_policy("duckdb", {"k": 4}) if kind == "csv" else
                   adult_policy(3, {"k": 6}, release={"name": "hospital_rel"}))
@@ -733,6 +733,7 @@ def test_check_of_a_postgres_release_reads_the_same_server(postgres, tmp_path):
 
 def test_a_psycopg_connection_can_be_handed_in(postgres, tmp_path):
     import psycopg
+
     import sqlanon
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         policy = dict(_hospital_policy("postgres", {"k": 4}), source={"table": "hospital"})

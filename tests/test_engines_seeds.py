@@ -7,8 +7,6 @@ import collections
 import re
 
 import pytest
-from conftest import adult_policy
-from test_engines import HOSPITAL_QIS, _source, postgres, spark  # noqa: F401  (fixtures)
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.marginals.session import Marginals
@@ -16,6 +14,9 @@ from sqlanon.maxent import Knowledge, MaxEnt, Rules
 from sqlanon.maxent.anatomy import bucketize_policy
 from sqlanon.maxent.run import open_release
 from sqlanon.policy import load_policy
+
+from conftest import adult_policy
+from test_engines import HOSPITAL_QIS, _source, postgres, spark  # noqa: F401  (fixtures)
 
 MARGINAL_QIS = ["race", "sex", "age", "marital_status"]
 MARGINAL_PRIVACY = {"k": 6, "l_diversity": {"variant": "entropy", "l": 6}}

@@ -33,7 +33,7 @@ def test_report_folder(smoke):
     assert data["command"] in report.splitlines()[0]
     assert list(data["experiments"]) == list(NAMES)
     assert data["adult_tables"]["adult"] == SAMPLE
-    for name, files in data["figures"].items():
+    for files in data["figures"].values():
         for f in files:
             assert (out / f).read_bytes()[:4] == b"\x89PNG", f
             assert f"({f})" in report

@@ -15,9 +15,10 @@ import duckdb
 import numpy as np
 import pytest
 
-from conftest import ADULT, ROOT
 from sqlanon.experiments import paper
 from sqlanon.experiments.common import ADULT_QIS
+
+from conftest import ADULT, ROOT
 
 RESULTS = ROOT / "docs" / "experiments" / "results.json"
 
@@ -173,7 +174,7 @@ def q3_lattice(con):
 @pytest.fixture(scope="module")
 def q3_sample_lattice(con):
     """The experiments' seeded 5 % sample (its rows drawn by the experiments' own sampler)."""
-    from sqlanon.experiments.common import bernoulli_rows, SAMPLE_FRACTION, SEED
+    from sqlanon.experiments.common import SAMPLE_FRACTION, SEED, bernoulli_rows
     n = con.execute("SELECT count(*) FROM adult").fetchone()[0]
     keep = bernoulli_rows(n, SAMPLE_FRACTION, SEED)
     con.execute("CREATE TEMP TABLE keep AS SELECT unnest(?::BIGINT[]) AS i", [keep.tolist()])

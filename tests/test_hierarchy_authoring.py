@@ -12,7 +12,8 @@ import duckdb
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sqlanon
 from sqlanon.cli import main

@@ -1,8 +1,6 @@
 """The TKDD l-diversity paper's running example (Figures 1 and 2): the inpatient table."""
 from __future__ import annotations
 
-import duckdb
-
 from sqlanon.anonymizer import Anonymization
 from sqlanon.policy import load_policy
 

@@ -21,12 +21,18 @@ from sqlanon.anonymizer import Anonymization
 from sqlanon.marginals import structure
 from sqlanon.marginals.collection import Collection, Marginal
 from sqlanon.marginals.estimate import closed_form_dense, estimate_cells, ipf, kl_divergence, kl_from_marginals
-from sqlanon.marginals.privacy import (cell_bounds, check_privacy, k_combinatorial, k_link, maxent_l_diversity,
-                                       maxent_l_diversity_brute, nnls)
+from sqlanon.marginals.privacy import (
+    cell_bounds,
+    check_privacy,
+    k_combinatorial,
+    k_link,
+    maxent_l_diversity,
+    maxent_l_diversity_brute,
+    nnls,
+)
 from sqlanon.marginals.session import Marginals
 from sqlanon.metrics import kl_divergence as node_kl
 from sqlanon.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
-
 
 # --------------------------------------------------------------------------------------------------
 # small tables

@@ -10,13 +10,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from test_marginals import (
-    QIS,
-    _session,
-    random_decomposable,
-    random_frame,
-    three_value_frame,
-)
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
@@ -28,6 +21,14 @@ from sqlanon.marginals.privacy import (
     relaxed_indicators,
 )
 from sqlanon.marginals.session import Marginals
+
+from test_marginals import (
+    QIS,
+    _session,
+    random_decomposable,
+    random_frame,
+    three_value_frame,
+)
 
 
 def test_indicators_are_three_states():

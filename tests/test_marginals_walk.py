@@ -7,11 +7,12 @@ import random
 from types import SimpleNamespace
 
 import pytest
-from test_marginals_release import searched  # noqa: F401  (fixture)
 
 from sqlanon.marginals import search as msearch
 from sqlanon.marginals import structure
 from sqlanon.marginals.privacy import maxent_l_diversity_brute
+
+from test_marginals_release import searched  # noqa: F401  (fixture)
 
 
 @pytest.fixture(scope="module")

@@ -330,14 +330,18 @@ def _expanded(r):
     val = np.array(val)
     rows, rhs = [], []
     for qb in range(len(p.qb_n)):
-        rows.append([p.cell_qb[c] == qb for c, _ in var]); rhs.append(p.qb_n[qb])
+        rows.append([p.cell_qb[c] == qb for c, _ in var])
+        rhs.append(p.qb_n[qb])
     for sb in range(len(p.sb_n)):
-        rows.append([p.cell_sb[c] == sb for c, _ in var]); rhs.append(p.sb_n[sb])
+        rows.append([p.cell_sb[c] == sb for c, _ in var])
+        rhs.append(p.sb_n[sb])
     for who in sorted({w for _, w in var}):
-        rows.append([w == who for _, w in var]); rhs.append(1.0)
+        rows.append([w == who for _, w in var])
+        rhs.append(1.0)
     for it in r.items:
         vals = {p.s_codes[v] for v in it.values}
-        rows.append([w in it.persons and p.cell_s[c] in vals for c, w in var]); rhs.append(it.low)
+        rows.append([w in it.persons and p.cell_s[c] in vals for c, w in var])
+        rhs.append(it.low)
     return np.array(rows, dtype=float), np.array(rhs, dtype=float), val
 
 
@@ -361,7 +365,7 @@ def test_knowledge_about_individuals_matches_the_full_pseudonym_model(toy, items
     A, b, x = _expanded(r)
     np.testing.assert_allclose(A @ x, b, atol=TOL)                 # feasible in the full pseudonym model
     _kkt_rows(A, b, b, x)                                          # and its maximum-entropy point there
-    for who, dist in r.persons.items():
+    for dist in r.persons.values():
         assert sum(dist.values()) == pytest.approx(1.0, abs=TOL)
     if items[0].get("probability") == 0.2:
         assert r.persons["Alice"]["Flu"] == pytest.approx(0.2, abs=TOL)

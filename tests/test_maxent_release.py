@@ -213,9 +213,9 @@ def test_generalized_release_makes_each_block_a_bucket(tmp_path):
     assert manifest["chosen"]["levels"] == {"age": 1, "nationality": 1, "zip_code": 1}
     assert manifest["maxent"]["release"]["levels"] == manifest["chosen"]["levels"]
     assert manifest["maxent"]["risk"]["records_certain"] == 4
-    with pytest.raises(PolicyError, match="no level given"):
-        with open_release(str(path), db=str(db), node={"zip_code": 1}):
-            pass
+    with pytest.raises(PolicyError, match="no level given"), \
+            open_release(str(path), db=str(db), node={"zip_code": 1}):
+        pass
 
 
 def _run(args):

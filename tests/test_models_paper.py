@@ -12,9 +12,19 @@ import pytest
 
 from sqlanon.models.base import SensitiveDomain
 from sqlanon.models.ldiversity import (
-    DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, adjusted_entropy, adjusted_entropy_trace,
-    block_entropy, distinct_values, log_entropic_mean, multi_attribute_ok, pd_recursive_ok, recursive_c_star,
-    recursive_ok, refine_blocks,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    adjusted_entropy,
+    adjusted_entropy_trace,
+    block_entropy,
+    distinct_values,
+    log_entropic_mean,
+    multi_attribute_ok,
+    pd_recursive_ok,
+    recursive_c_star,
+    recursive_ok,
+    refine_blocks,
 )
 from sqlanon.models.tcloseness import TCloseness, emd_equal, emd_hierarchical, emd_ordered
 

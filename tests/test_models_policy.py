@@ -7,7 +7,12 @@ import pytest
 
 from sqlanon.errors import PolicyError
 from sqlanon.models import (
-    DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness, criteria_from_policy,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+    criteria_from_policy,
 )
 from sqlanon.models.base import SensitiveDomain
 
@@ -263,8 +268,9 @@ def test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks(monkeypa
     (table-level ones, a second sensitive attribute's, t under the ordered distance, beta, delta) and their
     keys equal those of the whole dense matrix, with and without suppressed blocks."""
     import sqlanon.anonymizer as anonymizer
-    from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
     seen = set()
     with Anonymization(adult_policy(4, privacy, sensitive=sensitive), db=":memory:") as run:
         run.fs.rollup = False
@@ -296,8 +302,9 @@ def test_chosen_node_evaluation_profile_and_kl_terms_come_from_one_stream_of_its
     its profile and KL terms still share the stream (`_profile_beside_kl`). Either way: the same blocks,
     divergence and profile as the separate computations, and fewer statements."""
     import sqlanon.anonymizer as anonymizer
-    from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
     monkeypatch.setattr(anonymizer, "ACHIEVED_DENSE_CELLS", 64)          # a few blocks per chunk
     budget = "max_suppression" in privacy
     runs = {}

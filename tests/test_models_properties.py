@@ -19,8 +19,17 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog, minimize
 
 from sqlanon.models.ldiversity import (
-    DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, adjusted_entropy, adjusted_entropy_trace,
-    block_entropy, pd_recursive_c_star, pd_recursive_max_l, pd_recursive_ok, recursive_c_star, recursive_max_l,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    adjusted_entropy,
+    adjusted_entropy_trace,
+    block_entropy,
+    pd_recursive_c_star,
+    pd_recursive_max_l,
+    pd_recursive_ok,
+    recursive_c_star,
+    recursive_max_l,
     recursive_ok,
 )
 from sqlanon.models.tcloseness import emd_equal, emd_hierarchical, emd_ordered, ground_distance

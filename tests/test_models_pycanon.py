@@ -29,11 +29,14 @@ from hypothesis import strategies as st
 pycanon = pytest.importorskip("pycanon")
 from pycanon import anonymity  # noqa: E402
 
+from sqlanon.models.base import SensitiveDomain  # noqa: E402
 from sqlanon.models.kanonymity import KAnonymity  # noqa: E402
 from sqlanon.models.ldiversity import (  # noqa: E402
-    DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, recursive_c_star,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    recursive_c_star,
 )
-from sqlanon.models.base import SensitiveDomain  # noqa: E402
 from sqlanon.models.tcloseness import TCloseness  # noqa: E402
 
 QI = ["zip", "age"]
@@ -166,8 +169,9 @@ def test_a_released_adult_table_agrees_with_pycanon(tmp_path):
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).parent))
-    from conftest import adult_policy
     from sqlanon.anonymizer import Anonymization
+
+    from conftest import adult_policy
 
     qis = ["age", "sex", "race", "marital_status"]
     policy = adult_policy(qis, {"k": 10, "l_diversity": {"variant": "entropy", "l": 3}})

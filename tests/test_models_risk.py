@@ -8,10 +8,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ADULT, adult_policy, assert_same_search
-from test_models_search import (
-    test_incognito_equals_brute_force_for_every_model as same_as_brute_force,
-)
 
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
@@ -23,6 +19,11 @@ from sqlanon.models.risk import (
     KMapEstimated,
     RecordsAtRisk,
     enforce_table_criteria,
+)
+
+from conftest import ADULT, adult_policy, assert_same_search
+from test_models_search import (
+    test_incognito_equals_brute_force_for_every_model as same_as_brute_force,
 )
 
 # classes of sizes 1, 1, 2, 5 (9 rows), smallest first; entry p: the p smallest removed

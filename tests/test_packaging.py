@@ -2,8 +2,9 @@
 mapped into the package), so a new subpackage must be added there or the installed sqlanon cannot import it."""
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

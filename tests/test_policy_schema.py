@@ -13,12 +13,13 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import DATASETS, ROOT
 
 from sqlanon.cli import main
 from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
 from sqlanon.policy_model import json_schema, json_schema_text
+
+from conftest import DATASETS, ROOT
 
 SCHEMA = json_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -60,8 +61,8 @@ def test_cli_prints_the_schema(tmp_path):
 def test_schema_is_draft_2020_12_and_names_every_top_level_key():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert TOP_KEYS == {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release",
-                        "entity_key", "search"}
+    assert {"source", "quasi_identifiers", "sensitive", "privacy", "utility", "release",
+                        "entity_key", "search"} == TOP_KEYS
     assert set(SCHEMA["required"]) == {"source", "quasi_identifiers", "sensitive", "privacy"}
     assert SCHEMA["additionalProperties"] is False
     defs = SCHEMA["$defs"]

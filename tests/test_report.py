@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import sqlanon
 from sqlanon.cli import main
 from sqlanon.lattice import minimal_nodes
-from sqlanon.report import report_context, render, ReportOptions
+from sqlanon.report import ReportOptions, render, report_context
 
 from conftest import HOSPITAL
 
@@ -229,6 +229,7 @@ def test_a_release_above_the_minimal_nodes_is_explained_not_warned_about(tmp_pat
     """With suppression the optimum may lie above the minimal nodes (Adult, k = 5, 4 %: ARX's optimum
     00122221): the report says why, and does not warn that the data changed."""
     from sqlanon.anonymizer import Anonymization
+
     from conftest import adult_policy
     with Anonymization(adult_policy(8, {"k": 5, "max_suppression": 0.04}), db=":memory:") as run:
         run.choose()

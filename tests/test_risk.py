@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import ADULT, adult_policy
 from scipy import optimize, stats
-from test_models_risk import THREE_TIMES, adult_database
 
 from sqlanon.cli import main
-from sqlanon.risk import estimators, measures
 from sqlanon.cli.risk import risk_of
+from sqlanon.risk import estimators, measures
+
+from conftest import ADULT, adult_policy
+from test_models_risk import THREE_TIMES, adult_database
 
 QIS4 = ["age", "sex", "race", "marital_status"]
 
@@ -289,10 +290,10 @@ def test_release_risk_from_a_manifest(tmp_path):
 def test_report_risk_section_before_and_after_by_hand():
     import re
 
-    from conftest import HOSPITAL
-
     import sqlanon
     from sqlanon.report import ReportOptions, render, report_context
+
+    from conftest import HOSPITAL
     policy = {"source": {"csv": str(HOSPITAL / "hospital.csv"), "table": "hospital"},
               "quasi_identifiers": {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_code.csv")},
                                     "age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import adult_policy
-from test_engines import ADULT_4, _assert_same, _outcome, _source, postgres, spark  # noqa: F401  (fixtures)
 
 from sqlanon.cli.risk import risk_of
+
+from conftest import adult_policy
+from test_engines import ADULT_4, _assert_same, _outcome, _source, postgres, spark  # noqa: F401  (fixtures)
 
 NODE = "age=2,sex=0,race=1,marital_status=1"
 

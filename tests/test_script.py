@@ -120,7 +120,9 @@ def test_the_script_from_a_policy_is_the_manifests(released, tmp_path):
     policy.write_text(json.dumps(_hospital({"k": 5, "max_suppression": 0.34})))
     from_policy = CliRunner().invoke(main, ["sql", str(policy), "--dialect", "postgres", "-q"])
     assert from_policy.exit_code == 0, from_policy.output
-    body = lambda text: text[text.index("\nWITH"):]
+    def body(text: str) -> str:
+        return text[text.index("\nWITH"):]
+
     assert body(from_policy.output) == body(_script(released["hospital_k5_suppressed"][0], "postgres"))
 
 

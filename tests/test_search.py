@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sqlanon.anonymizer import Anonymization
 from sqlanon.lattice import minimal_nodes
 
-from conftest import ADULT, adult_policy
+from conftest import adult_policy
 
 
 def _search_both(policy, **kw):

@@ -79,9 +79,8 @@ def test_view_release_of_a_file_source_is_refused(tmp_path):
     pol = load_policy({"source": {"csv": str(HOSPITAL / "hospital.csv")}, "quasi_identifiers": QIS,
                        "sensitive": ["condition"], "privacy": {"k": 4},
                        "release": {"name": "rel", "materialize": "view"}}, base_dir=tmp_path)
-    with Anonymization(pol, db=tmp_path / "o.duckdb") as run:
-        with pytest.raises(PolicyError, match="materialize"):
-            run.materialize()
+    with Anonymization(pol, db=tmp_path / "o.duckdb") as run, pytest.raises(PolicyError, match="materialize"):
+        run.materialize()
 
 
 def _scans(log: list[str]) -> list[str]:

@@ -20,10 +20,11 @@ import duckdb
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import ADULT, HOSPITAL, HOSPITAL_QIS, ROOT, adult_policy
-from spark_cluster import spark_cluster  # noqa: F401  (the fixture)
 
 from sqlanon.cli import main
+
+from conftest import ADULT, HOSPITAL, HOSPITAL_QIS, ROOT, adult_policy
+from spark_cluster import spark_cluster  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.engines
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 
 import pytest
+import sqlglot.errors
 
 from sqlanon import templates
 from sqlanon.progress import Progress
@@ -22,7 +23,7 @@ def test_ident_quotes_and_escapes(name, quoted):
 
 
 def test_check_rejects_broken_and_multiple_statements():
-    with pytest.raises(Exception):
+    with pytest.raises(sqlglot.errors.ParseError):
         templates.check("SELECT FROM WHERE")
     with pytest.raises(ValueError):
         templates.check("SELECT 1; SELECT 2")

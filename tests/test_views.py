@@ -21,15 +21,16 @@ from fractions import Fraction
 import duckdb
 import pandas as pd
 import pytest
-from conftest import HOSPITAL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixtures)
 
 from sqlanon import views
 from sqlanon.anonymizer import Anonymization
 from sqlanon.errors import PolicyError
 from sqlanon.policy import load_policy
+
+from conftest import HOSPITAL
+from test_engines import PG_ENV, postgres, spark  # noqa: F401  (session fixtures)
 
 QI = ["zip_code", "age", "nationality"]
 
