@@ -40,8 +40,10 @@ def test_py_typed_is_shipped():
 
 
 def test_ci_lints_and_type_checks_before_the_tests():
-    """.ci/run runs ruff and mypy on sqlanon/ before pytest; both come with the test extra."""
+    """.ci/run runs ruff on sqlanon/, tests/ and benchmarks/ and mypy on sqlanon/ before pytest; both come with the
+    test extra."""
     run = (ROOT / ".ci" / "run").read_text()
-    assert run.index(".venv/bin/ruff check sqlanon && .venv/bin/mypy sqlanon") < run.index(".venv/bin/pytest")
+    assert run.index(".venv/bin/ruff check sqlanon tests benchmarks && .venv/bin/mypy sqlanon") < \
+        run.index(".venv/bin/pytest")
     test_extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert {r.split(">")[0] for r in test_extra} >= {"ruff", "mypy"}
