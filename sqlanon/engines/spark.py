@@ -86,10 +86,15 @@ def _type_name(simple: str) -> str:
     return simple.upper()
 
 
+def quote_part(part: str) -> str:
+    """One Spark identifier (a column, or one part of a qualified name) as `part`, embedded backticks doubled."""
+    return "`" + part.replace("`", "``") + "`"
+
+
 def quote(name: str) -> str:
-    """A Spark name for the catalog API: each part of ``database.table`` (`templates.split_name`) as
-    `part`, embedded backticks doubled."""
-    return ".".join("`" + p.replace("`", "``") + "`" for p in templates.split_name(name))
+    """A Spark name for the catalog API: each part of ``database.table`` (`templates.split_name`) quoted
+    (`quote_part`)."""
+    return ".".join(quote_part(p) for p in templates.split_name(name))
 
 
 def _pyspark():
@@ -325,7 +330,7 @@ class SparkBackend(Backend):
         return [n for n in names if collation.get(n, "UTF8_BINARY").upper() != "UTF8_BINARY"]
 
     def binary_collated(self, name: str) -> str:
-        column = "`" + name.replace("`", "``") + "`"
+        column = quote_part(name)
         return f"{column} COLLATE UTF8_BINARY AS {column}"
 
     def relation_kind(self, name: str) -> str | None:
