@@ -403,6 +403,13 @@ class FrequencySet:
             self.check_source_unchanged()
         return self
 
+    @property
+    def source_stamped(self) -> bool:
+        """Does a file stamp (`source_stamp`) tell whether the source was written during the run? Not for a table
+        or a query: a release reading them again is compared with what was judged instead
+        (`release.check_as_judged`)."""
+        return self._source_stamp is not None
+
     def check_source_unchanged(self) -> None:
         """Refuse (`source_changed`) a source file or folder written since this run began to read it
         (`source_stamp`): its rows may have changed and their number not, which the row counts compared
@@ -457,6 +464,7 @@ class FrequencySet:
         query source read once, before the release. Returns the table's name."""
         self.backend.execute("stage_source.sql", name=self.staged_name, source=self.source, columns=columns,
                              weight=STAGE_WEIGHT, group=self.backend.stage_groups)
+        self.backend.snapshot(self.staged_name)
         return self.staged_name
 
     def _keep_staged(self, staged: str, columns: list[str]) -> str | None:

@@ -10,7 +10,9 @@ released column), the table is built from it, each staged row repeated by its co
 column types as the SELECT over the source (`sqlanon sql`), without reading the source again, in an
 order of their own (a table has none; this one does not follow the source's). A view needs its
 mapping tables to persist: they are written beside it (``<name>__map_<i>``) in the same transaction.
-A view enforces the policy at every read (`sqlanon.views`).
+A view enforces the policy at every read (`sqlanon.views`). A table read from the source again must hold what
+the run judged before it is swapped in: its row count, then a file source's stamp or, for a table or a query,
+its count of every (class, sensitive values) cell (`check_as_judged`).
 
 Ownership: before anything is built, every name the release will write is checked against the release
 catalog (`sqlanon.catalog`): the source table is never a target, and an existing table or view is
@@ -208,7 +210,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         try:
             b.drop_relation(tmp)          # left by a run that crashed before it could clean up
             b.execute("release_table.sql", name=tmp, weight=STAGE_WEIGHT if fs.staged else None, **ctx)
-            rows = _released_rows(policy, fs, result, tmp)
+            rows = _released_rows(policy, fs, result, tmp, supp)
             for c in companions:
                 c.build()
             with b.transaction():
@@ -253,20 +255,65 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     return outputs
 
 
-def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: str) -> int:
+def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: str,
+                   suppressed: str | None) -> int:
     """The rows of the release just built in `table`, which must be the rows the run judged: the source's less
     the suppressed ones. Where the release read the source again (not its staged copy) rows written, deleted
     or changed to a value outside the hierarchies since the preparation read it make them differ: then the
-    release is refused (`source_changed`) before it is swapped in. So it is, whatever its rows, when a source
-    file was written since the run began to read it (`FrequencySet.check_source_unchanged`). With an entity
-    key the counts are of persons, not rows, and are not compared."""
+    release is refused (`source_changed`) before it is swapped in. With an entity key the counts are of
+    persons, not rows, and are not compared. Rows changed in place keep the count: a source file must then be
+    unwritten since the run began to read it (`FrequencySet.check_source_unchanged`), and a table or a query,
+    which has no such stamp, must give the release exactly the cells judged (`check_as_judged`)."""
     rows = int(fs.backend.fetchrow("count_rows.sql", relation=table)[0])
     expected = fs.rows - result.suppressed_rows
     if not fs.entity and rows != expected:
         raise source_changed(policy.source.label, f"{expected:,} rows judged for release, {rows:,} read now")
-    if not fs.staged:       # read again
+    if fs.staged:           # the staged copy is what the run judged
+        return rows
+    if fs.source_stamped:
         fs.check_source_unchanged()
+    else:
+        levels = [(col, lvl) for col, qi, lvl in release_columns(policy, fs, result.levels) if qi is not None]
+        check_as_judged(fs, table, levels + [(s.name, 0) for s in fs.sensitives], "the release",
+                        suppressed=suppressed, levels=result.levels)
     return rows
+
+
+def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]]) -> list[dict[str, object]]:
+    """How `judged_difference.sql` finds the codes of released columns ((name, level) each: a quasi-identifier
+    at its level, a sensitive attribute at 0) again: a label through its level's (label, code) pairs, a value
+    copied from the source through its mapping table."""
+    sensitive = {s.name: s for s in fs.sensitives}
+    out: list[dict[str, object]] = []
+    for name, level in columns:
+        if name in sensitive:
+            s = sensitive[name]
+            out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col})
+        else:
+            q = fs.qi(name)
+            out.append({"name": name, "map": q.map_table, "label": f"l{level}" if level else None,
+                        "code": f"c{level}", "qi": q.index, "cell": None})
+    return out
+
+
+def check_as_judged(fs: FrequencySet, relation: str, columns: Sequence[tuple[str, int]], what: str,
+                    count_col: str | None = None, suppressed: str | None = None,
+                    levels: dict[str, int] | None = None) -> None:
+    """Refuse (`source_changed`) a release built from a source read again that does not hold exactly the cells
+    the run judged: each combination of the released `columns` ((name, level) each) counted in `relation`
+    (its rows, or the sum of `count_col`) against the bottom frequency set less the `suppressed` blocks of the
+    node at `levels`. Exact for every model judged per class, whatever changed in the source since the
+    preparation read it (a sensitive value rewritten in place keeps every row count). One GROUP BY of the
+    release and one of the frequency set, for the sources no file stamp covers (tables, queries)."""
+    attributes = judged_attributes(fs, columns)
+    supp_levels = [(fs.qi(a), lvl) for a, lvl in (levels or {}).items()] if suppressed else []
+    needed = {a["qi"] for a in attributes if a["qi"] is not None} | {q.index for q, _ in supp_levels}
+    differ = int(fs.backend.fetchrow("judged_difference.sql", relation=relation, attributes=attributes,
+                                     count_col=count_col, fs=fs.fs_table, qis=[q for q in fs.qis if q.index in needed],
+                                     suppressed=suppressed, suppressed_levels=supp_levels, joins=fs.joins)[0])
+    if differ:
+        raise source_changed(fs.policy.source.label, f"{differ:,} cells of {what} differ in count from those the "
+                             "run judged")
 
 
 def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:

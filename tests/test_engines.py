@@ -495,6 +495,44 @@ def test_postgres_query_source_and_view_release(postgres, tmp_path):
     assert "hospital_rel__sqlanon_tmp" not in _pg_tables(postgres)
 
 
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_a_source_table_changed_in_place_during_a_run_is_refused(request, engine, tmp_path):
+    """Another writer changes one condition of the source table between the search and the release: every row
+    count stays, but two cells of (class, condition) now hold other counts than the run judged, so the release
+    is refused before the swap (`release.check_as_judged`; a table has no file stamp). Unchanged, the same run
+    releases (as every table-sourced test here does)."""
+    request.getfixturevalue(engine)
+    name = f"{engine}_changing"
+    changed = ("SELECT zip_code, age, nationality, CASE WHEN age = 50 THEN 'Heart Disease' ELSE condition END "
+               "AS condition FROM hospital")
+    if engine == "postgres":
+        import psycopg
+        with psycopg.connect(request.getfixturevalue("postgres").main_dsn, autocommit=True) as con:
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM hospital")
+
+        def write(sql):
+            with psycopg.connect(request.getfixturevalue("postgres").main_dsn, autocommit=True) as con:
+                con.execute(sql)
+        change = f"UPDATE {name} SET condition = 'Heart Disease' WHERE age = 50"
+    else:
+        spark = request.getfixturevalue("spark")
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} USING parquet AS SELECT * FROM hospital")
+        write, change = spark.sql, f"INSERT OVERWRITE TABLE {name} {changed}"
+    policy = dict(_hospital_policy(engine, {"k": 4}, name=f"{name}_rel"),
+                  source=dict(_source(engine, "hospital"), table=name))
+    with Anonymization(load_policy(policy, base_dir=tmp_path)) as run:
+        run.choose()
+        write(change)
+        with pytest.raises(DataError, match=rf"the source {name} changed while sqlanon read it \(2 cells of the "
+                                            r"release differ in count from those the run judged\); nothing was "
+                                            r"released"):
+            run.materialize()
+        assert not run.backend.table_exists(f"{name}_rel")
+        assert not run.backend.table_exists(f"{name}_rel__sqlanon_tmp")
+
+
 def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
     """schema.table for the source and the release, each part quoted (a schema name that needs quoting): the
     same rows as the unqualified run, the release (table, then view) in that schema and not in the current one."""

@@ -322,6 +322,10 @@ class Backend:
         """Make a table of `columns` an earlier session wrote but this one does not know visible again (Spark
         with its in-memory catalog); nothing on engines whose catalog persists."""
 
+    def snapshot(self, name: str) -> None:
+        """Make the work table `name`, read from the source, a copy that no later change of the source reaches
+        (`FrequencySet._stage`). A temporary table already is one (DuckDB, PostgreSQL)."""
+
     def local_counts(self, cells: int) -> Backend | None:
         """An in-process database to copy a frequency set of `cells` rows into and run the lattice search's
         count queries on, or None to run them here (what every engine but Spark does)."""

@@ -300,6 +300,20 @@ class SparkBackend(Backend):
         except self._errors as e:
             raise DataError(f"Spark refused the rows of {name}: {_first_line(e)}") from None
 
+    def snapshot(self, name: str) -> None:
+        """A cached view is no copy: Spark recomputes it from the source when the source is written in this
+        session (its cache is invalidated) or a cached block is lost, and the run would then judge, or compare
+        its release with, rows it did not read first. So the staged source becomes a local checkpoint of the
+        cached rows (stored by the executors, memory then disk; a lost block fails the job instead of being read
+        again from the source), under the same name, and the cache is dropped."""
+        try:
+            df = self.spark.table(quote(name)).localCheckpoint(eager=True)
+            self._drop_temp(name)
+            df.createOrReplaceTempView(name)
+            self._frames[name] = df
+        except self._errors as e:
+            raise DataError(f"Spark refused to keep a copy of {name}: {_first_line(e)}") from None
+
     def _drop_temp(self, name: str) -> None:
         old = self._frames.pop(name, None)
         self.spark.catalog.dropTempView(name)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..catalog import Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
 from ..errors import PolicyError
 from ..frequency import source_changed
-from ..release import Companion, Output, _drop_quietly, _drop_stale
+from ..release import Companion, Output, _drop_quietly, _drop_stale, check_as_judged
 from .collection import Marginal
 
 
@@ -83,8 +83,9 @@ class MarginalRelease(Companion):
         (`frequency.source_changed`) when a marginal does not count the rows the run judged (rows written,
         deleted or given a value outside a hierarchy since the preparation read the source; marginals refuse
         an entity key and suppression, so every source row is counted) or a source file was written since the
-        run began to read it, as the release table is (`release._released_rows`). A kept staged copy does not
-        spare the check: the marginals read the source itself."""
+        run began to read it, as the release table is (`release._released_rows`); from a table or a query, when
+        its cells' counts differ from those judged (`release.check_as_judged`). A kept staged copy does not
+        spare the checks: the marginals read the source itself."""
         fs = self.session.run.fs
         for tmp, m, n in zip(self.temps, self.marginals, self.names):
             self.b.drop_relation(tmp)
@@ -94,6 +95,8 @@ class MarginalRelease(Companion):
             if counted != fs.rows:
                 raise source_changed(self.session.run.policy.source.label,
                                      f"{fs.rows:,} rows judged, {counted:,} counted now in the marginal {n}")
+            if not fs.source_stamped:
+                check_as_judged(fs, tmp, m.levels, f"the marginal {n}", count_col=self.count_cols[n])
         fs.check_source_unchanged()
 
     def swap(self) -> None:

@@ -1,0 +1,58 @@
+{# How many cells of a release just built differ from what the run judged: 0 when the release holds exactly the
+   rows the privacy models were checked on. A cell is one combination of the released attributes (each
+   quasi-identifier at the chosen node's level, the sensitive values); its count is the release's rows of it
+   (or the sum of `count_col`, for a marginal) against the bottom frequency set's (`fs`, what the search
+   judged) with its suppressed blocks (`suppressed`: a table of their codes, columns named as the wide set's)
+   left out.
+
+   Each released attribute finds its code again (`attributes`, `release.judged_attributes`): a label
+   (`label`: the mapping table's column l{level}) through the distinct (label, code) pairs of that level, a
+   label naming one node of the hierarchy; a value copied from the source (a quasi-identifier at level 0, a
+   sensitive value) through its mapping table as the frequency set joined it (macro `map_join`, with
+   `joins`). A value no mapping row holds has no code (NULL): its cell matches no judged one, and differs. The bottom set's
+   cells reach the node's codes through the mapping tables' c{level} (as `wide_frequency_set.sql`). #}
+{% from "_macros.sql" import map_join %}
+{% set joins = joins | default({}) %}
+WITH released AS (
+    SELECT
+{% for a in attributes %}
+        r{{ loop.index0 }}.{{ a.code | ident }} AS {{ ('a%d' % loop.index0) | ident }},
+{% endfor %}
+        {% if count_col %}SUM(rel.{{ count_col | ident }}){% else %}COUNT(*){% endif %} AS "n"
+    FROM {{ relation | relation }} AS rel
+{% for a in attributes %}
+{% if a.label %}
+    LEFT JOIN (SELECT DISTINCT {{ a.label | ident }} AS "label", {{ a.code | ident }} FROM {{ a.map | ident }}) AS r{{ loop.index0 }}
+        ON r{{ loop.index0 }}."label" = rel.{{ a.name | ident }}
+{% else %}
+    {{ map_join("LEFT JOIN", a.map | ident, "r%d" % loop.index0, "rel." ~ (a.name | ident), joins.get(a.name)) }}
+{% endif %}
+{% endfor %}
+    GROUP BY {% for a in attributes %}r{{ loop.index0 }}.{{ a.code | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+
+), judged AS (
+    SELECT
+{% for a in attributes %}
+        {% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %} AS {{ ('a%d' % loop.index0) | ident }},
+{% endfor %}
+        SUM(fs."cnt") AS "n"
+    FROM {{ fs | ident }} AS fs
+{% for q in qis %}
+    JOIN {{ q.map_table | ident }} AS j{{ q.index }} ON j{{ q.index }}."c0" = fs.{{ ('q%d' % q.index) | ident }}
+{% endfor %}
+{% if suppressed %}
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {{ suppressed | ident }} AS sp
+        WHERE {% for q, level in suppressed_levels %}{% if not loop.first %} AND {% endif %}sp.{{ q.col(level) | ident }} = j{{ q.index }}.{{ ('c%d' % level) | ident }}{% endfor %}
+
+    )
+{% endif %}
+    GROUP BY {% for a in attributes %}{% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}
+
+)
+SELECT COUNT(*)
+FROM released AS r
+FULL OUTER JOIN judged AS j
+    ON {% for a in attributes %}{% if not loop.first %} AND {% endif %}r.{{ ('a%d' % loop.index0) | ident }} = j.{{ ('a%d' % loop.index0) | ident }}{% endfor %}
+
+WHERE COALESCE(r."n", -1) <> COALESCE(j."n", -1)
