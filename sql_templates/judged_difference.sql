@@ -9,36 +9,54 @@
    (`label`: the mapping table's column l{level}) through the distinct (label, code) pairs of that level, a
    label naming one node of the hierarchy; a value copied from the source (a quasi-identifier at level 0, a
    sensitive value) through its mapping table as the frequency set joined it (macro `map_join`, with
-   `joins`). A value no mapping row holds has no code (NULL): its cell matches no judged one, and differs. The bottom set's
+   `joins`). A value no mapping row holds has no code (NULL): its cell matches no judged one, and differs. A
+   number (`numeric`: a floating-point or decimal column) is compared as a DOUBLE instead, on both sides (the
+   judged code's text cast back): values equal in SQL but written differently (0.0 and -0.0; 1.5 and 1.50 in a
+   PostgreSQL numeric) are one group when the source is staged, so one code, and must stay one cell here. The bottom set's
    cells reach the node's codes through the mapping tables' c{level} (as `wide_frequency_set.sql`). #}
 {% from "_macros.sql" import map_join %}
 {% set joins = joins | default({}) %}
+{% macro released_key(a, i) -%}
+{% if a.numeric %}CAST(rel.{{ a.name | ident }} AS DOUBLE){% else %}r{{ i }}.{{ a.code | ident }}{% endif %}
+{%- endmacro %}
+{% macro judged_key(a, i) -%}
+{% if a.numeric and a.qi is not none %}CAST(j{{ a.qi }}."value" AS DOUBLE)
+{%- elif a.numeric %}CAST({{ ('js%d' % i) | ident }}."value" AS DOUBLE)
+{%- elif a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}
+{%- else %}fs.{{ a.cell | ident }}{% endif %}
+{%- endmacro %}
 WITH released AS (
     SELECT
 {% for a in attributes %}
-        r{{ loop.index0 }}.{{ a.code | ident }} AS {{ ('a%d' % loop.index0) | ident }},
+        {{ released_key(a, loop.index0) }} AS {{ ('a%d' % loop.index0) | ident }},
 {% endfor %}
         {% if count_col %}SUM(rel.{{ count_col | ident }}){% else %}COUNT(*){% endif %} AS "n"
     FROM {{ relation | relation }} AS rel
 {% for a in attributes %}
-{% if a.label %}
+{% if a.numeric %}
+{% elif a.label %}
     LEFT JOIN (SELECT DISTINCT {{ a.label | ident }} AS "label", {{ a.code | ident }} FROM {{ a.map | ident }}) AS r{{ loop.index0 }}
         ON r{{ loop.index0 }}."label" = rel.{{ a.name | ident }}
 {% else %}
     {{ map_join("LEFT JOIN", a.map | ident, "r%d" % loop.index0, "rel." ~ (a.name | ident), joins.get(a.name)) }}
 {% endif %}
 {% endfor %}
-    GROUP BY {% for a in attributes %}r{{ loop.index0 }}.{{ a.code | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
+    GROUP BY {% for a in attributes %}{{ released_key(a, loop.index0) }}{% if not loop.last %}, {% endif %}{% endfor %}
 
 ), judged AS (
     SELECT
 {% for a in attributes %}
-        {% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %} AS {{ ('a%d' % loop.index0) | ident }},
+        {{ judged_key(a, loop.index0) }} AS {{ ('a%d' % loop.index0) | ident }},
 {% endfor %}
         SUM(fs."cnt") AS "n"
     FROM {{ fs | ident }} AS fs
 {% for q in qis %}
     JOIN {{ q.map_table | ident }} AS j{{ q.index }} ON j{{ q.index }}."c0" = fs.{{ ('q%d' % q.index) | ident }}
+{% endfor %}
+{% for a in attributes %}
+{% if a.numeric and a.qi is none %}
+    JOIN {{ a.map | ident }} AS {{ ('js%d' % loop.index0) | ident }} ON {{ ('js%d' % loop.index0) | ident }}."code" = fs.{{ a.cell | ident }}
+{% endif %}
 {% endfor %}
 {% if suppressed %}
     WHERE NOT EXISTS (
@@ -47,7 +65,7 @@ WITH released AS (
 
     )
 {% endif %}
-    GROUP BY {% for a in attributes %}{% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}
+    GROUP BY {% for a in attributes %}{{ judged_key(a, loop.index0) }}{% if not loop.last %}, {% endif %}{% endfor %}
 
 )
 SELECT COUNT(*)

@@ -4,8 +4,9 @@
    hierarchy coverage, the bottom frequency set) reads this table instead of the source: one scan of a
    CSV file (its types sniffed once), a Parquet file or a query, however many steps follow. Without `group`
    (an engine whose GROUP BY is a shuffle: `Backend.stage_groups`) the rows are kept as they are, each of
-   weight 1: the same counts, one aggregation fewer. #}
-CREATE OR REPLACE TEMPORARY TABLE {{ name | ident }} AS
+   weight 1: the same counts, one aggregation fewer. With `view` (Spark, `Backend.stage_view`) a view, which
+   `Backend.snapshot` then makes a copy. #}
+CREATE OR REPLACE TEMPORARY {% if view | default(false) %}VIEW{% else %}TABLE{% endif %} {{ name | ident }} AS
 SELECT
 {% for c in columns %}
     {{ c | ident }},

@@ -463,7 +463,7 @@ class FrequencySet:
         set all read this table, so a CSV file is parsed (and its types sniffed) once, a Parquet file or a
         query source read once, before the release. Returns the table's name."""
         self.backend.execute("stage_source.sql", name=self.staged_name, source=self.source, columns=columns,
-                             weight=STAGE_WEIGHT, group=self.backend.stage_groups)
+                             weight=STAGE_WEIGHT, group=self.backend.stage_groups, view=self.backend.stage_view)
         self.backend.snapshot(self.staged_name)
         return self.staged_name
 

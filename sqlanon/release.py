@@ -279,20 +279,28 @@ def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: 
     return rows
 
 
-def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]]) -> list[dict[str, object]]:
+# column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs
+NUMBER_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
+
+
+def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
+                      types: dict[str, str]) -> list[dict[str, object]]:
     """How `judged_difference.sql` finds the codes of released columns ((name, level) each: a quasi-identifier
     at its level, a sensitive attribute at 0) again: a label through its level's (label, code) pairs, a value
-    copied from the source through its mapping table."""
+    copied from the source through its mapping table, a number copied from the source as a DOUBLE (`types`: the
+    released relation's column types)."""
     sensitive = {s.name: s for s in fs.sensitives}
     out: list[dict[str, object]] = []
     for name, level in columns:
+        numeric = level == 0 and types.get(name, "").upper().startswith(NUMBER_TYPES)
         if name in sensitive:
             s = sensitive[name]
-            out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col})
+            out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col,
+                        "numeric": numeric})
         else:
             q = fs.qi(name)
             out.append({"name": name, "map": q.map_table, "label": f"l{level}" if level else None,
-                        "code": f"c{level}", "qi": q.index, "cell": None})
+                        "code": f"c{level}", "qi": q.index, "cell": None, "numeric": numeric})
     return out
 
 
@@ -305,7 +313,7 @@ def check_as_judged(fs: FrequencySet, relation: str, columns: Sequence[tuple[str
     node at `levels`. Exact for every model judged per class, whatever changed in the source since the
     preparation read it (a sensitive value rewritten in place keeps every row count). One GROUP BY of the
     release and one of the frequency set, for the sources no file stamp covers (tables, queries)."""
-    attributes = judged_attributes(fs, columns)
+    attributes = judged_attributes(fs, columns, dict(fs.backend.columns(relation)))
     supp_levels = [(fs.qi(a), lvl) for a, lvl in (levels or {}).items()] if suppressed else []
     needed = {a["qi"] for a in attributes if a["qi"] is not None} | {q.index for q, _ in supp_levels}
     differ = int(fs.backend.fetchrow("judged_difference.sql", relation=relation, attributes=attributes,

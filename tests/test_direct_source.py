@@ -263,6 +263,30 @@ def test_a_table_changed_in_place_before_the_release_is_refused(change, route, t
         assert not con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '%tmp%'").fetchall()
 
 
+def test_numbers_equal_in_sql_but_written_differently_are_one_cell(tmp_path, monkeypatch):
+    """0.0 and -0.0 are equal in SQL, so a staged source groups them and the run judges them as one value, while
+    the release copies each row's own: compared as DOUBLEs they are one cell, and an unchanged source is
+    released (compared by their text, 16 cells differed and the run was refused as changed). A value changed
+    in place is still refused."""
+    force_staged_route(monkeypatch)
+    monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
+    backend = connect(str(tmp_path / "zero.duckdb"))
+    con = backend.con
+    con.execute("CREATE TABLE t AS SELECT CAST(20 + i % 40 AS INTEGER) AS age, CASE WHEN i % 3 = 0 THEN "
+                "CAST('-0.0' AS DOUBLE) ELSE CAST(i % 5 AS DOUBLE) END AS score, i AS row_id FROM range(2000) r(i)")
+    policy = load_policy({"source": {"query": "SELECT * FROM t"}, "quasi_identifiers": {"age": TYPED_QIS["age"]},
+                          "sensitive": ["score"], "privacy": {"k": 30}, "release": {"name": "rel"}}, base_dir=tmp_path)
+    with Anonymization(policy, connection=backend) as run:
+        run.choose()
+        assert run.fs.staged is None and not run.fs.reads_source_directly
+        run.materialize()
+        assert con.execute("SELECT COUNT(*) FROM rel").fetchone()[0] == 2000
+        con.execute("UPDATE t SET score = 4 WHERE row_id = 3")
+        with pytest.raises(DataError, match=r"2 cells of the release differ in count"):
+            run.materialize()
+    backend.close()
+
+
 def test_a_table_release_with_suppressed_blocks_is_compared_without_them(tmp_path):
     """The judged cells leave the suppressed blocks out, as the release does: a table rewritten with the same rows
     is released again (were they counted, every run with suppression would be refused), and occupations

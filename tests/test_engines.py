@@ -533,6 +533,20 @@ def test_a_source_table_changed_in_place_during_a_run_is_refused(request, engine
         assert not run.backend.table_exists(f"{name}_rel__sqlanon_tmp")
 
 
+def test_postgres_numeric_values_written_differently_are_released(postgres, tmp_path):
+    """1.5 and 1.50 in an unconstrained numeric column are equal in PostgreSQL (the staged source groups them,
+    the run judges one value) but print differently: the release, which copies each row's own, is compared with
+    what was judged as DOUBLEs and released, not refused as a changed source."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS pg_scales")
+        con.execute("CREATE TABLE pg_scales AS SELECT zip_code, age, nationality, (CASE WHEN age % 2 = 0 THEN '1.5' "
+                    "WHEN age < 40 THEN '1.50' ELSE '2' END)::numeric AS score FROM hospital")
+    policy = dict(_hospital_policy("postgres", {"k": 4}, name="pg_scales_rel"), sensitive=["score"],
+                  source=dict(_source("postgres", "hospital"), table="pg_scales"))
+    assert _outcome(policy, tmp_path)["rows"].total() == 12
+
+
 def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
     """schema.table for the source and the release, each part quoted (a schema name that needs quoting): the
     same rows as the unqualified run, the release (table, then view) in that schema and not in the current one."""

@@ -143,6 +143,8 @@ class Backend:
     # the attached source is columnar and cheap to read again (a Parquet file, a table; set by `attach_source`):
     # the preparation then reads it where it needs it instead of staging it (`FrequencySet.reads_source_directly`)
     rereads_source_cheaply = False
+    # the staged source is written as a view and made a copy by `snapshot` (Spark: a cached view is no copy)
+    stage_view = False
 
     def code_type(self, largest: int) -> str | None:
         """The column type for integer codes up to `largest` in the frequency sets, or None to keep the
@@ -323,8 +325,8 @@ class Backend:
         with its in-memory catalog); nothing on engines whose catalog persists."""
 
     def snapshot(self, name: str) -> None:
-        """Make the work table `name`, read from the source, a copy that no later change of the source reaches
-        (`FrequencySet._stage`). A temporary table already is one (DuckDB, PostgreSQL)."""
+        """Make the staged source `name` a copy that no later change of the source reaches (`FrequencySet._stage`).
+        A temporary table already is one (DuckDB, PostgreSQL)."""
 
     def local_counts(self, cells: int) -> Backend | None:
         """An in-process database to copy a frequency set of `cells` rows into and run the lattice search's

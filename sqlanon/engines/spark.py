@@ -242,6 +242,7 @@ class SparkBackend(Backend):
     # its "temporary tables" are cached views (CACHE TABLE), kept by the executors: the bottom frequency set
     # stays as it is beside the wide one (`FrequencySet.wide_table`)
     bottom_view_over_wide = False
+    stage_view = True
 
     def __init__(self, spark, owned: bool = False):
         super().__init__()
@@ -303,9 +304,9 @@ class SparkBackend(Backend):
     def snapshot(self, name: str) -> None:
         """A cached view is no copy: Spark recomputes it from the source when the source is written in this
         session (its cache is invalidated) or a cached block is lost, and the run would then judge, or compare
-        its release with, rows it did not read first. So the staged source becomes a local checkpoint of the
-        cached rows (stored by the executors, memory then disk; a lost block fails the job instead of being read
-        again from the source), under the same name, and the cache is dropped."""
+        its release with, rows it did not read first. So the staged source, written as a view (`stage_view`), is
+        read once into a local checkpoint (stored by the executors, memory then disk; a lost block fails the job
+        instead of being read again from the source), which takes the view's name."""
         try:
             df = self.spark.table(quote(name)).localCheckpoint(eager=True)
             self._drop_temp(name)
