@@ -5,25 +5,25 @@
    judged) with its suppressed blocks (`suppressed`: a table of their codes, columns named as the wide set's)
    left out.
 
-   Each released attribute finds its code again (`attributes`, `release.judged_attributes`): a label
-   (`label`: the mapping table's column l{level}) through the distinct (label, code) pairs of that level, a
-   label naming one node of the hierarchy; a value copied from the source (a quasi-identifier at level 0, a
-   sensitive value) through its mapping table as the frequency set joined it (macro `map_join`, with
-   `joins`). A value no mapping row holds has no code (NULL): its cell matches no judged one, and differs. A
-   number (`numeric`: a floating-point or decimal column) is compared as a DOUBLE instead, on both sides (the
-   judged code's text cast back): values equal in SQL but written differently (0.0 and -0.0; 1.5 and 1.50 in a
-   PostgreSQL numeric) are one group when the source is staged, so one code, and must stay one cell here. The bottom set's
-   cells reach the node's codes through the mapping tables' c{level} (as `wide_frequency_set.sql`). #}
+   Each attribute is compared in one form on both sides (`attributes`, `release.judged_attributes`):
+   - a label (`label`: the mapping table's column l{level}) as its level's code: the release's label through
+     the distinct (label, code) pairs of that level (a label names one node of the hierarchy), the judged cells
+     through the mapping tables' c{level};
+   - a value copied from the source (a quasi-identifier at level 0, a sensitive value) as its code, through its
+     mapping table as the frequency set joined it (macro `map_join`, with `joins`);
+   - such a value of a type whose equal values may print differently (`type`, `release.EQUAL_UNLIKE_TYPES`: 0.0
+     and -0.0; 1.5 and 1.50 in a PostgreSQL numeric; '1 day' and '24:00:00' in an interval) as a value of the
+     released column's own type: the release's as it is, the judged code's text (the mapping table's "value")
+     cast back. A staged source groups such values (so the run judged one code), and they stay one cell.
+   A value no mapping row holds has no code (NULL) and matches no judged cell, as does a value of its own type
+   that no judged code's text gives back.    The judged cells are grouped by code first and cast after, so the casts read aggregates. #}
 {% from "_macros.sql" import map_join %}
 {% set joins = joins | default({}) %}
 {% macro released_key(a, i) -%}
-{% if a.numeric %}CAST(rel.{{ a.name | ident }} AS DOUBLE){% else %}r{{ i }}.{{ a.code | ident }}{% endif %}
+{% if a.type %}rel.{{ a.name | ident }}{% else %}r{{ i }}.{{ a.code | ident }}{% endif %}
 {%- endmacro %}
 {% macro judged_key(a, i) -%}
-{% if a.numeric and a.qi is not none %}CAST(j{{ a.qi }}."value" AS DOUBLE)
-{%- elif a.numeric %}CAST({{ ('js%d' % i) | ident }}."value" AS DOUBLE)
-{%- elif a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}
-{%- else %}fs.{{ a.cell | ident }}{% endif %}
+{% if a.type %}CAST({{ ('v%d' % i) | ident }}."value" AS {{ a.type | coltype }}){% else %}jc.{{ ('k%d' % i) | ident }}{% endif %}
 {%- endmacro %}
 WITH released AS (
     SELECT
@@ -33,7 +33,7 @@ WITH released AS (
         {% if count_col %}SUM(rel.{{ count_col | ident }}){% else %}COUNT(*){% endif %} AS "n"
     FROM {{ relation | relation }} AS rel
 {% for a in attributes %}
-{% if a.numeric %}
+{% if a.type %}
 {% elif a.label %}
     LEFT JOIN (SELECT DISTINCT {{ a.label | ident }} AS "label", {{ a.code | ident }} FROM {{ a.map | ident }}) AS r{{ loop.index0 }}
         ON r{{ loop.index0 }}."label" = rel.{{ a.name | ident }}
@@ -43,20 +43,15 @@ WITH released AS (
 {% endfor %}
     GROUP BY {% for a in attributes %}{{ released_key(a, loop.index0) }}{% if not loop.last %}, {% endif %}{% endfor %}
 
-), judged AS (
+), judged_cells AS (
     SELECT
 {% for a in attributes %}
-        {{ judged_key(a, loop.index0) }} AS {{ ('a%d' % loop.index0) | ident }},
+        {% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %} AS {{ ('k%d' % loop.index0) | ident }},
 {% endfor %}
         SUM(fs."cnt") AS "n"
     FROM {{ fs | ident }} AS fs
 {% for q in qis %}
     JOIN {{ q.map_table | ident }} AS j{{ q.index }} ON j{{ q.index }}."c0" = fs.{{ ('q%d' % q.index) | ident }}
-{% endfor %}
-{% for a in attributes %}
-{% if a.numeric and a.qi is none %}
-    JOIN {{ a.map | ident }} AS {{ ('js%d' % loop.index0) | ident }} ON {{ ('js%d' % loop.index0) | ident }}."code" = fs.{{ a.cell | ident }}
-{% endif %}
 {% endfor %}
 {% if suppressed %}
     WHERE NOT EXISTS (
@@ -65,6 +60,20 @@ WITH released AS (
 
     )
 {% endif %}
+    GROUP BY {% for a in attributes %}{% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}
+
+), judged AS (
+    SELECT
+{% for a in attributes %}
+        {{ judged_key(a, loop.index0) }} AS {{ ('a%d' % loop.index0) | ident }},
+{% endfor %}
+        SUM(jc."n") AS "n"
+    FROM judged_cells AS jc
+{% for a in attributes %}
+{% if a.type %}
+    JOIN {{ a.map | ident }} AS {{ ('v%d' % loop.index0) | ident }} ON {{ ('v%d' % loop.index0) | ident }}.{{ a.code | ident }} = jc.{{ ('k%d' % loop.index0) | ident }}
+{% endif %}
+{% endfor %}
     GROUP BY {% for a in attributes %}{{ judged_key(a, loop.index0) }}{% if not loop.last %}, {% endif %}{% endfor %}
 
 )

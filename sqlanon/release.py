@@ -279,28 +279,31 @@ def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: 
     return rows
 
 
-# column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs
-NUMBER_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL")
+# column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs:
+# 0.0 and -0.0, 1.5 and 1.50 (a PostgreSQL numeric), '1 day' and '24:00:00' (a PostgreSQL interval), 'A' and 'a'
+# (citext). Their values are compared in their own type (`judged_difference.sql`), the others by their text's code.
+EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL", "CITEXT")
 
 
 def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
                       types: dict[str, str]) -> list[dict[str, object]]:
-    """How `judged_difference.sql` finds the codes of released columns ((name, level) each: a quasi-identifier
-    at its level, a sensitive attribute at 0) again: a label through its level's (label, code) pairs, a value
-    copied from the source through its mapping table, a number copied from the source as a DOUBLE (`types`: the
-    released relation's column types)."""
+    """How `judged_difference.sql` compares released columns ((name, level) each: a quasi-identifier at its
+    level, a sensitive attribute at 0) with the judged cells: a label by its level's code; a value copied from the
+    source by its code, or, of a type in EQUAL_UNLIKE_TYPES (`types`: the released relation's column types), as a
+    value of that type."""
     sensitive = {s.name: s for s in fs.sensitives}
     out: list[dict[str, object]] = []
     for name, level in columns:
-        numeric = level == 0 and types.get(name, "").upper().startswith(NUMBER_TYPES)
+        ty = types.get(name, "").upper()
+        typed = ty if level == 0 and ty.startswith(EQUAL_UNLIKE_TYPES) and templates.COLUMN_TYPE.fullmatch(ty) else None
         if name in sensitive:
             s = sensitive[name]
             out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col,
-                        "numeric": numeric})
+                        "type": typed})
         else:
             q = fs.qi(name)
             out.append({"name": name, "map": q.map_table, "label": f"l{level}" if level else None,
-                        "code": f"c{level}", "qi": q.index, "cell": None, "numeric": numeric})
+                        "code": f"c{level}", "qi": q.index, "cell": None, "type": typed})
     return out
 
 

@@ -88,6 +88,17 @@ def _sqltype(name: str) -> str:
     return name
 
 
+COLUMN_TYPE = re.compile(r"[A-Z][A-Z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?")
+
+
+def _coltype(name: str) -> str:
+    """A scalar column type as an engine's catalog named it (`Backend.columns`: DECIMAL(38,20), DOUBLE, INTERVAL):
+    words and an optional precision, nothing else."""
+    if not COLUMN_TYPE.fullmatch(name.upper()):
+        raise ValueError(f"not a scalar column type: {name!r}")
+    return name.upper()
+
+
 def _int(value) -> str:
     """Render an integer literal that Python produced (a code or a level), never a policy value."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -116,6 +127,7 @@ def environment() -> jinja2.Environment:
     env.filters["int"] = _int
     env.filters["num"] = _num
     env.filters["sqltype"] = _sqltype
+    env.filters["coltype"] = _coltype
     env.filters["relation"] = relation
     env.filters["relation_last"] = relation_last
     env.globals["qualified"] = qualified

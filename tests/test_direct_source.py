@@ -263,17 +263,31 @@ def test_a_table_changed_in_place_before_the_release_is_refused(change, route, t
         assert not con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '%tmp%'").fetchall()
 
 
-def test_numbers_equal_in_sql_but_written_differently_are_one_cell(tmp_path, monkeypatch):
-    """0.0 and -0.0 are equal in SQL, so a staged source groups them and the run judges them as one value, while
-    the release copies each row's own: compared as DOUBLEs they are one cell, and an unchanged source is
-    released (compared by their text, 16 cells differed and the run was refused as changed). A value changed
-    in place is still refused."""
+# numbers in a source compared with what was judged: (the score column, an UPDATE changing one row, how many cells
+# that makes differ). Equal values written differently are one value of a staged source; a float widened to a
+# DOUBLE is another number than its text read as a DOUBLE; two decimals 1e-20 apart are one DOUBLE.
+NUMBERS = {
+    "0.0 and -0.0": ("CASE WHEN i % 3 = 0 THEN CAST('-0.0' AS DOUBLE) ELSE CAST(i % 5 AS DOUBLE) END",
+                     "UPDATE t SET score = 4 WHERE row_id = 3", 2),
+    "a FLOAT": ("CAST((i % 5) / 10 AS FLOAT)", "UPDATE t SET score = 0.4 WHERE row_id = 0", 2),
+    "decimals 1e-20 apart": ("CASE WHEN i % 2 = 0 THEN CAST(0.1 AS DECIMAL(38, 20)) "
+                             "ELSE CAST('0.10000000000000000001' AS DECIMAL(38, 20)) END",
+                             "UPDATE t SET score = 0.1 WHERE row_id = 1", 2),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMBERS))
+def test_numbers_are_compared_in_their_own_type(case, tmp_path, monkeypatch):
+    """An unchanged query source of numbers is released (0.0 and -0.0 compared by their text differed in 16
+    cells; a FLOAT's 0.1 widened to a DOUBLE differed from '0.1' read as one), and one number changed in place
+    is refused (two decimals 1e-20 apart were one DOUBLE, so a change between them was released)."""
     force_staged_route(monkeypatch)
     monkeypatch.setattr(frequency, "STAGED_RELEASE_SHARE", 0.0)
-    backend = connect(str(tmp_path / "zero.duckdb"))
+    score, change, differ = NUMBERS[case]
+    backend = connect(str(tmp_path / "numbers.duckdb"))
     con = backend.con
-    con.execute("CREATE TABLE t AS SELECT CAST(20 + i % 40 AS INTEGER) AS age, CASE WHEN i % 3 = 0 THEN "
-                "CAST('-0.0' AS DOUBLE) ELSE CAST(i % 5 AS DOUBLE) END AS score, i AS row_id FROM range(2000) r(i)")
+    con.execute(f"CREATE TABLE t AS SELECT CAST(20 + i % 40 AS INTEGER) AS age, {score} AS score, i AS row_id "
+                "FROM range(2000) r(i)")
     policy = load_policy({"source": {"query": "SELECT * FROM t"}, "quasi_identifiers": {"age": TYPED_QIS["age"]},
                           "sensitive": ["score"], "privacy": {"k": 30}, "release": {"name": "rel"}}, base_dir=tmp_path)
     with Anonymization(policy, connection=backend) as run:
@@ -281,8 +295,8 @@ def test_numbers_equal_in_sql_but_written_differently_are_one_cell(tmp_path, mon
         assert run.fs.staged is None and not run.fs.reads_source_directly
         run.materialize()
         assert con.execute("SELECT COUNT(*) FROM rel").fetchone()[0] == 2000
-        con.execute("UPDATE t SET score = 4 WHERE row_id = 3")
-        with pytest.raises(DataError, match=r"2 cells of the release differ in count"):
+        con.execute(change)
+        with pytest.raises(DataError, match=rf"{differ} cells of the release differ in count"):
             run.materialize()
     backend.close()
 

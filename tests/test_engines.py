@@ -533,18 +533,33 @@ def test_a_source_table_changed_in_place_during_a_run_is_refused(request, engine
         assert not run.backend.table_exists(f"{name}_rel__sqlanon_tmp")
 
 
-def test_postgres_numeric_values_written_differently_are_released(postgres, tmp_path):
-    """1.5 and 1.50 in an unconstrained numeric column are equal in PostgreSQL (the staged source groups them,
-    the run judges one value) but print differently: the release, which copies each row's own, is compared with
-    what was judged as DOUBLEs and released, not refused as a changed source."""
+def test_postgres_values_equal_but_written_differently_are_released(postgres, tmp_path):
+    """1.5 and 1.50 in an unconstrained numeric column, '1 day' and '24:00:00' in an interval column are equal in
+    PostgreSQL (the staged source groups them, the run judges one value) but print differently: the release, which
+    copies each row's own, is compared with what was judged in the columns' own types and released, not refused
+    as a changed source."""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute("DROP TABLE IF EXISTS pg_scales")
-        con.execute("CREATE TABLE pg_scales AS SELECT zip_code, age, nationality, (CASE WHEN age % 2 = 0 THEN '1.5' "
-                    "WHEN age < 40 THEN '1.50' ELSE '2' END)::numeric AS score FROM hospital")
-    policy = dict(_hospital_policy("postgres", {"k": 4}, name="pg_scales_rel"), sensitive=["score"],
+        # each hospital row twice, written both ways: the staged source groups the two into one row
+        con.execute("CREATE TABLE pg_scales AS SELECT zip_code, age, nationality, score::numeric AS score, "
+                    "span::interval AS span FROM hospital, (VALUES ('1.5', '1 day'), ('1.50', '24:00:00')) AS w(score, span)")
+    policy = dict(_hospital_policy("postgres", {"k": 4}, name="pg_scales_rel"), sensitive=["score", "span"],
                   source=dict(_source("postgres", "hospital"), table="pg_scales"))
-    assert _outcome(policy, tmp_path)["rows"].total() == 12
+    assert _outcome(policy, tmp_path)["rows"].total() == 24
+
+
+def test_spark_run_frees_its_checkpoint(spark, tmp_path):
+    """The staged source is a local checkpoint, which Spark's cache manager does not know: closing the run frees
+    its blocks (a session the caller keeps would otherwise hold a copy of every source row read)."""
+    jsc = spark.sparkContext._jsc
+    before = jsc.getPersistentRDDs().size()
+    policy = load_policy(_hospital_policy("spark", {"k": 4}, name="spark_free_rel"), base_dir=tmp_path)
+    with Anonymization(policy) as run:
+        run.choose()
+        run.materialize()
+        assert jsc.getPersistentRDDs().size() > before
+    assert jsc.getPersistentRDDs().size() == before
 
 
 def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):

@@ -319,7 +319,7 @@ class SparkBackend(Backend):
         old = self._frames.pop(name, None)
         self.spark.catalog.dropTempView(name)
         if old is not None:
-            old.unpersist()
+            _unpersist(old)
 
     # -- catalog ------------------------------------------------------------------------------------
     def columns(self, relation: str) -> list[tuple[str, str]]:
@@ -501,12 +501,20 @@ class SparkBackend(Backend):
                 if t.isTemporary and t.name.startswith("__sqlanon"):
                     self.spark.catalog.dropTempView(t.name)   # also uncaches it
             for df in self._frames.values():
-                df.unpersist()
+                _unpersist(df)
             self._frames.clear()
         except Exception:   # a session already stopped
             pass
         if self.owned:
             self.spark.stop()
+
+
+def _unpersist(df) -> None:
+    """Free a cached DataFrame, or a local checkpoint's blocks: those are not in Spark's cache manager, so
+    `unpersist()` alone would leave them on the executors of a session the caller keeps."""
+    df.unpersist()
+    with contextlib.suppress(Exception):     # a plan over no RDD of its own (a cached query): nothing more to free
+        df._jdf.queryExecution().analyzed().rdd().unpersist(False)
 
 
 class _DropOnFailure:
