@@ -296,6 +296,8 @@ def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
     for name, level in columns:
         ty = types.get(name, "").upper()
         typed = ty if level == 0 and ty.startswith(EQUAL_UNLIKE_TYPES) and templates.COLUMN_TYPE.fullmatch(ty) else None
+        if typed in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would
+            typed = "DECIMAL(1000, 500)"        # read a bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
         if name in sensitive:
             s = sensitive[name]
             out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col,

@@ -534,16 +534,16 @@ def test_a_source_table_changed_in_place_during_a_run_is_refused(request, engine
 
 
 def test_postgres_values_equal_but_written_differently_are_released(postgres, tmp_path):
-    """1.5 and 1.50 in an unconstrained numeric column, '1 day' and '24:00:00' in an interval column are equal in
-    PostgreSQL (the staged source groups them, the run judges one value) but print differently: the release, which
-    copies each row's own, is compared with what was judged in the columns' own types and released, not refused
-    as a changed source."""
+    """1.23456 and 1.234560 in an unconstrained numeric column, '1 day' and '24:00:00' in an interval column are
+    equal in PostgreSQL (the staged source groups them, the run judges one value) but print differently: the
+    release, which copies each row's own, is compared with what was judged in the columns' own types and released,
+    not refused as a changed source. (Cast to DECIMAL as written, sqlglot's DECIMAL(18, 3), 1.23456 was 1.235.)"""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute("DROP TABLE IF EXISTS pg_scales")
         # each hospital row twice, written both ways: the staged source groups the two into one row
         con.execute("CREATE TABLE pg_scales AS SELECT zip_code, age, nationality, score::numeric AS score, "
-                    "span::interval AS span FROM hospital, (VALUES ('1.5', '1 day'), ('1.50', '24:00:00')) AS w(score, span)")
+                    "span::interval AS span FROM hospital, (VALUES ('1.23456', '1 day'), ('1.234560', '24:00:00')) AS w(score, span)")
     policy = dict(_hospital_policy("postgres", {"k": 4}, name="pg_scales_rel"), sensitive=["score", "span"],
                   source=dict(_source("postgres", "hospital"), table="pg_scales"))
     assert _outcome(policy, tmp_path)["rows"].total() == 24
