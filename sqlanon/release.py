@@ -280,9 +280,26 @@ def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: 
 
 
 # column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs:
-# 0.0 and -0.0, 1.5 and 1.50 (a PostgreSQL numeric), '1 day' and '24:00:00' (a PostgreSQL interval), 'A' and 'a'
-# (citext). Their values are compared in their own type (`judged_difference.sql`), the others by their text's code.
-EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL", "CITEXT")
+# 0.0 and -0.0, 1.5 and 1.50 (a PostgreSQL numeric), '1 day' and '24:00:00' (a PostgreSQL interval). Their values
+# are compared in their own type (`judged_difference.sql`), the others by their text's code.
+EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL")
+
+
+def compared_type(type_name: str) -> str | None:
+    """The type a copied value of a column of `type_name` is compared in (`judged_attributes`), or None: by its
+    text's code.
+
+    >>> [compared_type(t) for t in ("DECIMAL(10,2)", "DECIMAL", "INTERVAL(3)", "DOUBLE[]", "VARCHAR")]
+    ['DECIMAL(10,2)', 'DECIMAL(1000, 500)', 'INTERVAL', None, None]
+    """
+    ty = type_name.upper()
+    if not ty.startswith(EQUAL_UNLIKE_TYPES) or not templates.COLUMN_TYPE.fullmatch(ty):
+        return None
+    if ty in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would read a
+        return "DECIMAL(1000, 500)"      # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
+    if ty.startswith("INTERVAL"):        # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3)
+        return "INTERVAL"
+    return ty
 
 
 def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
@@ -294,10 +311,7 @@ def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
     sensitive = {s.name: s for s in fs.sensitives}
     out: list[dict[str, object]] = []
     for name, level in columns:
-        ty = types.get(name, "").upper()
-        typed = ty if level == 0 and ty.startswith(EQUAL_UNLIKE_TYPES) and templates.COLUMN_TYPE.fullmatch(ty) else None
-        if typed in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would
-            typed = "DECIMAL(1000, 500)"        # read a bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
+        typed = compared_type(types.get(name, "")) if level == 0 else None
         if name in sensitive:
             s = sensitive[name]
             out.append({"name": name, "map": s.map_table, "label": None, "code": "code", "qi": None, "cell": s.col,

@@ -25,6 +25,7 @@ MODULES = [
     "sqlanon.models.likeness",
     "sqlanon.models.risk",
     "sqlanon.models.profile",
+    "sqlanon.release",
 ]
 
 
