@@ -11,12 +11,13 @@
      through the mapping tables' c{level};
    - a value copied from the source (a quasi-identifier at level 0, a sensitive value) as its code, through its
      mapping table as the frequency set joined it (macro `map_join`, with `joins`);
-   - such a value of a type whose equal values may print differently (`type`, `release.EQUAL_UNLIKE_TYPES`: 0.0
+   - such a value of a type whose equal values may print differently (`type`, `release.compared_type`: 0.0
      and -0.0; 1.5 and 1.50 in a PostgreSQL numeric; '1 day' and '24:00:00' in an interval) as a value of the
      released column's own type: the release's as it is, the judged code's text (the mapping table's "value")
      cast back. A staged source groups such values (so the run judged one code), and they stay one cell.
    A value no mapping row holds has no code (NULL) and matches no judged cell, as does a value of its own type
-   that no judged code's text gives back.    The judged cells are grouped by code first and cast after, so the casts read aggregates. #}
+   that no judged code's text gives back. The judged cells are grouped by code first and cast after, so the casts
+   read aggregates. #}
 {% from "_macros.sql" import map_join %}
 {% set joins = joins | default({}) %}
 {% macro released_key(a, i) -%}

@@ -289,16 +289,16 @@ def compared_type(type_name: str) -> str | None:
     """The type a copied value of a column of `type_name` is compared in (`judged_attributes`), or None: by its
     text's code.
 
-    >>> [compared_type(t) for t in ("DECIMAL(10,2)", "DECIMAL", "INTERVAL(3)", "DOUBLE[]", "VARCHAR")]
-    ['DECIMAL(10,2)', 'DECIMAL(1000, 500)', 'INTERVAL', None, None]
+    >>> [compared_type(t) for t in ("DECIMAL(10,2)", "DECIMAL", "INTERVAL(3)", "INTERVAL DAY TO SECOND", "DOUBLE[]")]
+    ['DECIMAL(10,2)', 'DECIMAL(1000, 500)', 'INTERVAL', 'INTERVAL DAY TO SECOND', None]
     """
     ty = type_name.upper()
     if not ty.startswith(EQUAL_UNLIKE_TYPES) or not templates.COLUMN_TYPE.fullmatch(ty):
         return None
     if ty in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would read a
         return "DECIMAL(1000, 500)"      # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
-    if ty.startswith("INTERVAL"):        # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3)
-        return "INTERVAL"
+    if ty.startswith("INTERVAL("):       # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3);
+        return "INTERVAL"                # Spark's INTERVAL DAY TO SECOND keeps its fields
     return ty
 
 
@@ -306,8 +306,8 @@ def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],
                       types: dict[str, str]) -> list[dict[str, object]]:
     """How `judged_difference.sql` compares released columns ((name, level) each: a quasi-identifier at its
     level, a sensitive attribute at 0) with the judged cells: a label by its level's code; a value copied from the
-    source by its code, or, of a type in EQUAL_UNLIKE_TYPES (`types`: the released relation's column types), as a
-    value of that type."""
+    source by its code, or as a value of the type `compared_type` gives for it (`types`: the released relation's
+    column types)."""
     sensitive = {s.name: s for s in fs.sensitives}
     out: list[dict[str, object]] = []
     for name, level in columns:
