@@ -567,3 +567,39 @@ def test_a_release_from_the_staged_source_is_what_was_judged(tmp_path, monkeypat
         backend.con.execute(CHANGES["rows inserted"][0])
         run.materialize()
         assert backend.con.execute("SELECT COUNT(*) FROM rel").fetchone()[0] == 2000
+
+
+def test_a_table_changed_in_place_is_refused_on_the_command_line(tmp_path, monkeypatch):
+    """What a user of `sqlanon anonymize` sees when another writer changes the source table in place between the
+    search and the release: one line, exit code 2, no traceback; the earlier release is still the one in the
+    database, and no temporary table is left."""
+    db = tmp_path / "people.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(TYPED)
+    con.close()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump({"source": {"table": "people"}, "quasi_identifiers": TYPED_QIS,
+                                      "sensitive": ["score"], "privacy": {"k": 30}, "release": {"name": "rel"}}))
+    first = CliRunner().invoke(main, ["anonymize", str(policy), "--db", str(db), "-q"])
+    assert first.exit_code == 0, first.output
+    con = duckdb.connect(str(db))
+    before = con.execute("SELECT *, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall()
+    con.close()
+    materialize = Anonymization.materialize
+
+    def written_before_the_release(self, *args, **kwargs):
+        self.backend.con.execute("UPDATE people SET score = 0.25 WHERE row_id = 0")
+        return materialize(self, *args, **kwargs)
+
+    monkeypatch.setattr(Anonymization, "materialize", written_before_the_release)
+    r = CliRunner().invoke(main, ["anonymize", str(policy), "--db", str(db), "-q"])
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert "Traceback" not in r.stderr + r.output
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sqlanon: error: "), r.stderr
+    assert "the source people changed while sqlanon read it (2 cells of the release differ in count from those the " \
+           "run judged); nothing was released" in lines[0]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT *, COUNT(*) FROM rel GROUP BY ALL ORDER BY ALL").fetchall() == before
+    assert not con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '%tmp%'").fetchall()
+    con.close()
