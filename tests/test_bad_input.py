@@ -300,7 +300,8 @@ CASES = [
          "column(s) 'nationality' of the source nocase_view compare under a collation"),
     Case("source-collated-sensitive", source(database="data.duckdb", table="noaccent_condition"),
          "column(s) 'condition' of the source noaccent_condition compare under a collation (such as NOCASE) that "
-         "may make distinct values equal, merging values that the hierarchies, the sensitive domain or the entity "
+         "may make distinct values equal (or are of a type that does, as PostgreSQL's citext), merging values that "
+         "the hierarchies, the sensitive domain or the entity "
          'key keep apart; read it through a query (source.query for the source) selecting "condition" COLLATE "C" AS '
          '"condition"'),
     Case("source-collated-two", source(database="data.duckdb", table="two_collated"),

@@ -718,7 +718,8 @@ def test_postgres_bad_input_is_one_line_and_leaves_nothing(postgres, tmp_path):
 def test_postgres_column_under_a_nondeterministic_collation_is_refused(postgres, tmp_path):
     """A case-insensitive ICU collation makes 'RUSSIAN' and 'Russian' one value to PostgreSQL's GROUP BYs and
     joins, two to the hierarchies: the column is refused with one line naming it, declared on the table or
-    inherited through a query, and the query the line suggests (the column COLLATE "C") is read and released."""
+    inherited through a query, and the query the line suggests (the column as text COLLATE "C") is read and
+    released."""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute("CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', "
@@ -734,7 +735,7 @@ def test_postgres_column_under_a_nondeterministic_collation_is_refused(postgres,
                             f"column(s) 'nationality' of the source {label} compare under a collation")
         # the select the line suggests, word for word (an unquoted COLLATE C names no collation here)
         suggested = _cli(["anonymize", policy, "-q"]).stderr.strip().rsplit("selecting ", 1)[1]
-        assert suggested == '"nationality" COLLATE "C" AS "nationality"'
+        assert suggested == 'CAST("nationality" AS text) COLLATE "C" AS "nationality"'
         exact = f'SELECT zip_code, age, {suggested}, condition FROM hospital_ci'
         out = _outcome(dict(_hospital_policy("postgres", {"k": 4}, name="hospital_ci_rel"),
                             source={**source, "query": exact}), tmp_path)
@@ -1069,3 +1070,36 @@ def test_spark_files_under_the_catalog_name_that_are_not_a_catalog_are_left_alon
     assert sorted(p.name for p in (warehouse / CATALOG).iterdir()) == ["part-0.parquet"]
     assert foreign.read_bytes() == before
     assert not (warehouse / "hospital_rel").exists()
+
+
+def test_postgres_citext_column_is_refused(postgres, tmp_path):
+    """A citext column makes 'RUSSIAN' and 'Russian' one value to PostgreSQL's GROUP BYs and joins whatever the
+    collation, two to the release and to the comparison with what was judged (which refused the run as "the source
+    changed"). It is refused up front with one line naming it, as a table and through a query, and the select the
+    line suggests (the column cast to text) is read and released, keeping the two spellings apart."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("CREATE EXTENSION IF NOT EXISTS citext")
+        con.execute("CREATE TABLE hospital_citext AS SELECT * FROM hospital")
+        con.execute("ALTER TABLE hospital_citext ALTER COLUMN nationality TYPE citext")
+        con.execute("UPDATE hospital_citext SET nationality = upper(nationality) WHERE age % 2 = 0")
+    try:
+        source = {"engine": "postgres", "dsn_env": PG_ENV}
+        qis = {"nationality": {"hierarchy": "suppress"}}
+        for src, label in (({"table": "hospital_citext"}, "hospital_citext"),
+                           ({"query": "SELECT * FROM hospital_citext"}, "query")):
+            policy = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 2}), quasi_identifiers=qis,
+                                                  source={**source, **src}))
+            _one_line_error(_cli(["anonymize", policy, "-q"]),
+                            f"column(s) 'nationality' of the source {label} compare under a collation")
+        suggested = _cli(["anonymize", policy, "-q"]).stderr.strip().rsplit("selecting ", 1)[1]
+        assert suggested == 'CAST("nationality" AS text) COLLATE "C" AS "nationality"'
+        exact = f"SELECT {suggested}, condition FROM hospital_citext"
+        out = _outcome(dict(_hospital_policy("postgres", {"k": 1}, name="hospital_citext_rel"), quasi_identifiers=qis,
+                            source={**source, "query": exact}), tmp_path)
+        assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]
+        assert {"RUSSIAN", "Russian"} <= {row[0] for row in out["rows"]}
+    finally:
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            con.execute("DROP TABLE IF EXISTS hospital_citext_rel")
+            con.execute("DROP TABLE IF EXISTS hospital_citext")

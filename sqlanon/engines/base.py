@@ -274,19 +274,20 @@ class Backend:
     def refuse_collated(self, relation: str, names: Sequence[str], what: str,
                         columns: dict[str, str] | None = None) -> None:
         """Refuse the text columns among `names` that `relation` compares under a collation other than the binary
-        one (`collated_columns`: NOCASE, a case-insensitive ICU collation...): their GROUP BYs and joins to the
-        mapping tables would merge values that the hierarchies, the sensitive domain or the entity key keep apart.
-        `what` names the relation in the message; `columns`: its (name -> type), when already read."""
+        one, or as a type that ignores case (`collated_columns`: NOCASE, a case-insensitive ICU collation,
+        PostgreSQL's citext...): their GROUP BYs and joins to the mapping tables would merge values that the
+        hierarchies, the sensitive domain or the entity key keep apart. `what` names the relation in the message;
+        `columns`: its (name -> type), when already read."""
         types = columns if columns is not None else dict(self.columns(relation))
-        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")]
+        text = [n for n in names if types.get(n, "").upper().startswith(("VARCHAR", "CITEXT"))]
         collated = self.collated_columns(relation, text)
         if collated:
             named = ", ".join(f"'{n}'" for n in collated)
             selects = ", ".join(self.binary_collated(n) for n in collated)
             raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
-                            "distinct values equal, merging values that the hierarchies, the sensitive domain or the "
-                            f"entity key keep apart; read it through a query (source.query for the source) selecting "
-                            f"{selects}")
+                            "distinct values equal (or are of a type that does, as PostgreSQL's citext), merging "
+                            "values that the hierarchies, the sensitive domain or the entity key keep apart; read it "
+                            f"through a query (source.query for the source) selecting {selects}")
 
     def relation_kind(self, name: str) -> str | None:
         """'TABLE' or 'VIEW' for a relation the release may replace, or None when there is none."""

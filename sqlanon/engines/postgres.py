@@ -175,17 +175,27 @@ class PostgresBackend(Backend):
         try:
             with self.con.cursor() as cur:
                 cur.execute(sql)
-                return [(d.name, _type_name(d.type_display)) for d in cur.description]
+                described = [(d.name, d.type_code, d.type_display) for d in cur.description]
         except self.psycopg.Error as e:
             raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
                             f"{_first_line(e, self._secrets)}") from None
+        # the driver shows a type it does not know (an extension's, such as citext) as its OID
+        unknown = sorted({oid for _name, oid, display in described if display == str(oid)})
+        names = dict(self.fetchall("type_names_postgres.sql", oids=unknown)) if unknown else {}
+        return [(name, _type_name(names.get(oid, display))) for name, oid, display in described]
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
-        """Those of `names` under a nondeterministic collation (`nondeterministic_columns_postgres.sql`)."""
+        """Those of `names` under a nondeterministic collation, or of the type citext, which compares its values
+        case-insensitively whatever the collation (`nondeterministic_columns_postgres.sql`)."""
         if not names:
             return []
         row = self.fetchone("nondeterministic_columns_postgres.sql", relation=relation, columns=list(names))
         return [n for n, nondeterministic in zip(names, row or ()) if nondeterministic]
+
+    def binary_collated(self, name: str) -> str:
+        # cast to text first: a citext column stays case-insensitive under any collation
+        column = templates.ident(name)
+        return f'CAST({column} AS text) COLLATE "C" AS {column}'
 
     def relation_kind(self, name: str) -> str | None:
         row = self.fetchone("relation_kind.sql", name_parts(name))
