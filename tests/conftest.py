@@ -31,7 +31,8 @@ HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_co
 # run of the whole suite with --durations=0 on the shared 2-core development machine (seconds beside each,
 # all cases summed); plus the tests that run the demo or an experiment, which need the installed package
 # and were not timed. Listed by function here rather than decorated in each file; `tests/test_markers.py`
-# checks that every name still names a test. tests/test_engines.py is marked `engines` as a whole.
+# checks that every name still names a test. tests/test_engines.py is marked `engines` as a whole, and so is
+# every other test that needs PostgreSQL or Spark (`needs_an_engine`, below).
 SLOW = {
     "tests/test_imports.py::test_every_module_imports_first_in_a_fresh_interpreter",  # about 15 s
     "tests/test_optimum.py::test_release_is_the_brute_force_optimum_for_every_metric",  # about 25 s
@@ -107,6 +108,33 @@ SLOW = {
     "tests/test_report_chromium.py::test_the_harness_sees_a_page_that_tries_to_fetch",  # 1.6 s
     "tests/test_search.py::test_adult_incognito_equals_brute_force",  # 4.3 s
     "tests/test_search.py::test_random_tables_incognito_equals_brute_force",  # 11.2 s
+    # measured 2026-11-28 in the quick path (--durations=0, cases summed), after the engine tests left it
+    "tests/test_dbt.py::test_dbt_duckdb_model_is_the_release_and_tests_catch_a_broken_model",  # 39.8 s
+    "tests/test_experiments.py::test_a_partial_run_merges_into_a_report_of_the_same_options",  # the experiments' smoke run, set up for it
+    "tests/test_views.py::test_duckdb_view_random_inserts_and_deletes",  # 21.1 s
+    "tests/test_views.py::test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class",  # 16.4 s
+    "tests/test_checker.py::test_witness_checks_prove_only_failing_nodes_on_random_tables",  # 12.2 s
+    "tests/test_checker.py::test_node_counts_from_sparse_counts_equal_the_pivot",  # 8.6 s
+    "tests/test_checker.py::test_node_verdicts_equal_the_dense_judgement_on_random_tables",  # 8.6 s
+    "tests/test_checker.py::test_witness_checks_prove_only_nodes_that_fail",  # 7.8 s
+    "tests/test_models_policy.py::test_profile_from_chunks_of_blocks_equals_the_profile_of_all_blocks",  # 7.7 s
+    "tests/test_search.py::test_same_blocks_through_the_engine",  # 7.5 s
+    "tests/test_checker.py::test_search_judged_in_the_database_equals_brute_force_and_the_in_memory_choice",  # 7.2 s
+    "tests/test_checker.py::test_batch_counts_in_both_forms_equal_the_dense_counts",  # 5.8 s
+    "tests/test_optimum.py::test_bounded_search_releases_the_brute_force_optimum",  # 5.1 s
+    "tests/test_checker.py::test_node_verdicts_in_the_database_equal_the_dense_judgement",  # 5.0 s
+    "tests/test_bad_input.py::test_bad_input",  # 4.6 s
+    "tests/test_views.py::test_duckdb_view_keeps_policy_through_adversarial_changes",  # 4.5 s
+    "tests/test_models_risk.py::test_delta_presence_decisions_equal_pandas",  # 4.3 s
+    "tests/test_checker.py::test_class_sizes_rolled_up_from_meets_equal_each_nodes_own_on_random_tables",  # 3.6 s
+    "tests/test_checker.py::test_nodes_of_few_blocks_skip_the_size_pass_with_the_same_verdicts_and_stats",  # 3.5 s
+    "tests/test_models_risk.py::test_decisions_equal_pandas_on_every_node",  # 3.1 s
+    "tests/test_views.py::test_sql_prints_the_enforcing_view_the_release_creates",  # 2.9 s
+    "tests/test_checker.py::test_search_with_witness_checks_equals_brute_force",  # 2.9 s
+    "tests/test_rollup.py::test_search_is_the_same_with_and_without_rollup",  # 1.7 s
+    "tests/test_marginals_walk.py::test_walk_is_seeded_private_and_never_worse_than_its_start",  # 1.6 s
+    "tests/test_report.py::test_a_release_above_the_minimal_nodes_is_explained_not_warned_about",  # 1.6 s
+    "tests/test_marginals_walk.py::test_optimum_is_at_least_as_good_as_every_start",  # 1.5 s
     "tests/test_cli.py::test_demo_runs_from_the_installed_entry_point",  # the demo / an experiment: not timed here
     "tests/test_experiments.py::test_report_folder",  # the demo / an experiment: not timed here
     "tests/test_experiments.py::test_homogeneity_numbers",  # the demo / an experiment: not timed here
@@ -122,10 +150,23 @@ SLOW = {
 }
 
 
+# the session fixtures of tests/test_engines.py that start a PostgreSQL server or a Spark session: a test using
+# either (itself, through another fixture, or as the `engine` it is parametrized with and asks for by name) is
+# marked `engines`, so that the quick path starts neither
+ENGINE_FIXTURES = {"postgres", "spark"}
+
+
+def needs_an_engine(item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))) or params.get("engine") in ENGINE_FIXTURES
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.split("[", 1)[0] in SLOW:
             item.add_marker(pytest.mark.slow)
+        if needs_an_engine(item):
+            item.add_marker(pytest.mark.engines)
 
 
 def adult_policy(qis: list[str] | int = 8, privacy: dict | None = None, **extra) -> dict:

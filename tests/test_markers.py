@@ -3,8 +3,11 @@ path slow), and the markers are registered (pyproject.toml)."""
 from __future__ import annotations
 
 import ast
+from types import SimpleNamespace
 
-from conftest import ROOT, SLOW
+import pytest
+
+from conftest import ROOT, SLOW, needs_an_engine
 
 
 def _test_functions(path) -> set[str]:
@@ -21,3 +24,16 @@ def test_every_slow_entry_names_a_test():
 def test_markers_are_registered(request):
     names = {m.split(":")[0].strip() for m in request.config.getini("markers")}
     assert {"slow", "engines"} <= names
+
+
+@pytest.mark.parametrize("fixtures, params, engines", [
+    (["tmp_path"], {}, False),
+    (["postgres", "tmp_path"], {}, True),                  # asks for the server itself
+    (["released", "spark"], {}, True),                     # or through the closure of its fixtures
+    (["request", "tmp_path"], {"engine": "spark"}, True),  # parametrized with the fixture it asks for by name
+    (["request", "tmp_path"], {"engine": "duckdb"}, False),
+    (["request"], {"case": "postgres"}, False),            # another parameter that happens to name an engine
+])
+def test_tests_that_need_postgres_or_spark_are_engine_tests(fixtures, params, engines):
+    item = SimpleNamespace(fixturenames=fixtures, callspec=SimpleNamespace(params=params))
+    assert needs_an_engine(item) is engines
