@@ -1075,18 +1075,23 @@ def test_spark_files_under_the_catalog_name_that_are_not_a_catalog_are_left_alon
 def test_postgres_citext_column_is_refused(postgres, tmp_path):
     """A citext column makes 'RUSSIAN' and 'Russian' one value to PostgreSQL's GROUP BYs and joins whatever the
     collation, two to the release and to the comparison with what was judged (which refused the run as "the source
-    changed"). It is refused up front with one line naming it, as a table and through a query, and the select the
-    line suggests (the column cast to text) is read and released, keeping the two spellings apart."""
+    changed"). It is refused up front with one line naming it, as a table, through a query and as a domain over
+    citext, and the select the line suggests (the column cast to text) is read and released, keeping the two
+    spellings apart."""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute("CREATE EXTENSION IF NOT EXISTS citext")
         con.execute("CREATE TABLE hospital_citext AS SELECT * FROM hospital")
         con.execute("ALTER TABLE hospital_citext ALTER COLUMN nationality TYPE citext")
         con.execute("UPDATE hospital_citext SET nationality = upper(nationality) WHERE age % 2 = 0")
+        con.execute("DROP DOMAIN IF EXISTS nation_name")
+        con.execute("CREATE DOMAIN nation_name AS citext")
     try:
         source = {"engine": "postgres", "dsn_env": PG_ENV}
         qis = {"nationality": {"hierarchy": "suppress"}}
         for src, label in (({"table": "hospital_citext"}, "hospital_citext"),
+                           ({"query": "SELECT CAST(nationality AS nation_name) AS nationality, condition "
+                                      "FROM hospital_citext"}, "query"),
                            ({"query": "SELECT * FROM hospital_citext"}, "query")):
             policy = _write_policy(tmp_path, dict(_hospital_policy("postgres", {"k": 2}), quasi_identifiers=qis,
                                                   source={**source, **src}))
@@ -1103,3 +1108,31 @@ def test_postgres_citext_column_is_refused(postgres, tmp_path):
         with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
             con.execute("DROP TABLE IF EXISTS hospital_citext_rel")
             con.execute("DROP TABLE IF EXISTS hospital_citext")
+            con.execute("DROP DOMAIN IF EXISTS nation_name")
+
+
+def test_postgres_enum_types_named_like_built_in_types_are_read_as_before(postgres, tmp_path):
+    """A type the driver does not know keeps its OID as its name, except citext: an ENUM named from the catalog
+    would be read as a built-in type by its prefix (integer_band as an integer sensitive value, varchar_kind as a
+    text column asked for its collation, which PostgreSQL refuses for an ENUM). Both are released as before."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS hospital_enums")
+        con.execute("DROP TYPE IF EXISTS integer_band")
+        con.execute("DROP TYPE IF EXISTS varchar_kind")
+        con.execute("CREATE TYPE integer_band AS ENUM ('low', 'high')")
+        con.execute("CREATE TYPE varchar_kind AS ENUM ('Russian', 'American', 'Japanese', 'Indian')")
+        con.execute("CREATE TABLE hospital_enums AS SELECT zip_code, age, CAST(nationality AS varchar_kind) AS "
+                    "nationality, CAST(CASE WHEN condition = 'Cancer' THEN 'high' ELSE 'low' END AS integer_band) "
+                    "AS band FROM hospital")
+    try:
+        policy = dict(_hospital_policy("postgres", {"k": 2}, name="hospital_enums_rel"), sensitive=["band"],
+                      source={"engine": "postgres", "dsn_env": PG_ENV, "table": "hospital_enums"})
+        out = _outcome(policy, tmp_path)
+        assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]
+    finally:
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            con.execute("DROP TABLE IF EXISTS hospital_enums_rel")
+            con.execute("DROP TABLE IF EXISTS hospital_enums")
+            con.execute("DROP TYPE IF EXISTS integer_band")
+            con.execute("DROP TYPE IF EXISTS varchar_kind")

@@ -31,6 +31,9 @@ from ..errors import DataError, PolicyError
 from . import dialects
 
 SOURCE_VIEW = "__sqlanon_source"
+# text types that compare case-insensitively under any collation, as `Backend.columns` names them: refused as a
+# column under a caseless collation is (`Backend.refuse_collated`); PostgreSQL's citext, a domain over it included
+CASELESS_TYPES = frozenset({"CITEXT"})
 
 # column types as sqlanon names them (DuckDB's names), whatever the engine reports
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
@@ -274,13 +277,15 @@ class Backend:
     def refuse_collated(self, relation: str, names: Sequence[str], what: str,
                         columns: dict[str, str] | None = None) -> None:
         """Refuse the text columns among `names` that `relation` compares under a collation other than the binary
-        one, or as a type that ignores case (`collated_columns`: NOCASE, a case-insensitive ICU collation,
-        PostgreSQL's citext...): their GROUP BYs and joins to the mapping tables would merge values that the
-        hierarchies, the sensitive domain or the entity key keep apart. `what` names the relation in the message;
-        `columns`: its (name -> type), when already read."""
+        one (`collated_columns`: NOCASE, a case-insensitive ICU collation...), or of a type that ignores case
+        (`CASELESS_TYPES`: PostgreSQL's citext): their GROUP BYs and joins to the mapping tables would merge values
+        that the hierarchies, the sensitive domain or the entity key keep apart. `what` names the relation in the
+        message; `columns`: its (name -> type), when already read."""
         types = columns if columns is not None else dict(self.columns(relation))
-        text = [n for n in names if types.get(n, "").upper().startswith(("VARCHAR", "CITEXT"))]
-        collated = self.collated_columns(relation, text)
+        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")]
+        refused = {n for n in names if types.get(n, "").upper() in CASELESS_TYPES}
+        refused.update(self.collated_columns(relation, text))
+        collated = [n for n in names if n in refused]
         if collated:
             named = ", ".join(f"'{n}'" for n in collated)
             selects = ", ".join(self.binary_collated(n) for n in collated)

@@ -35,6 +35,9 @@ _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "rea
           "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT", "float4": "FLOAT", "float8": "DOUBLE",
           "bool": "BOOLEAN", "bpchar": "VARCHAR", "name": "VARCHAR", "timestamptz": "TIMESTAMP",
           "uuid": "UUID", "json": "JSON", "jsonb": "JSON"}
+# types of extensions named from the catalog (`PostgresBackend.columns`); citext compares case-insensitively under
+# any collation (`Backend.refuse_collated`)
+_EXTENSION_TYPES = {"citext": "CITEXT"}
 
 
 def _type_name(display: str) -> str:
@@ -179,14 +182,16 @@ class PostgresBackend(Backend):
         except self.psycopg.Error as e:
             raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
                             f"{_first_line(e, self._secrets)}") from None
-        # the driver shows a type it does not know (an extension's, such as citext) as its OID
+        # the driver shows a type it does not know (an extension's) as its OID: citext is named from the catalog
+        # (a domain over it too: the driver is given the base type), every other such type keeps its OID, which
+        # no rule below reads as a built-in type (an ENUM named numeric_grade is not a DECIMAL)
         unknown = sorted({oid for _name, oid, display in described if display == str(oid)})
-        names = dict(self.fetchall("type_names_postgres.sql", oids=unknown)) if unknown else {}
-        return [(name, _type_name(names.get(oid, display))) for name, oid, display in described]
+        names = {oid: _EXTENSION_TYPES[name] for oid, name in self.fetchall("type_names_postgres.sql", oids=unknown)
+                 if name in _EXTENSION_TYPES} if unknown else {}
+        return [(name, names.get(oid) or _type_name(display)) for name, oid, display in described]
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
-        """Those of `names` under a nondeterministic collation, or of the type citext, which compares its values
-        case-insensitively whatever the collation (`nondeterministic_columns_postgres.sql`)."""
+        """Those of `names` under a nondeterministic collation (`nondeterministic_columns_postgres.sql`)."""
         if not names:
             return []
         row = self.fetchone("nondeterministic_columns_postgres.sql", relation=relation, columns=list(names))
