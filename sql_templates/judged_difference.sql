@@ -23,6 +23,9 @@
 {% macro released_key(a, i) -%}
 {% if a.type %}rel.{{ a.name | ident }}{% else %}r{{ i }}.{{ a.code | ident }}{% endif %}
 {%- endmacro %}
+{% macro judged_cell(a) -%}
+{% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %}
+{%- endmacro %}
 {% macro judged_key(a, i) -%}
 {% if a.type %}CAST({{ ('v%d' % i) | ident }}."value" AS {{ a.type | coltype }}){% else %}jc.{{ ('k%d' % i) | ident }}{% endif %}
 {%- endmacro %}
@@ -47,7 +50,7 @@ WITH released AS (
 ), judged_cells AS (
     SELECT
 {% for a in attributes %}
-        {% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %} AS {{ ('k%d' % loop.index0) | ident }},
+        {{ judged_cell(a) }} AS {{ ('k%d' % loop.index0) | ident }},
 {% endfor %}
         SUM(fs."cnt") AS "n"
     FROM {{ fs | ident }} AS fs
@@ -61,7 +64,7 @@ WITH released AS (
 
     )
 {% endif %}
-    GROUP BY {% for a in attributes %}{% if a.qi is not none %}j{{ a.qi }}.{{ a.code | ident }}{% else %}fs.{{ a.cell | ident }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}
+    GROUP BY {% for a in attributes %}{{ judged_cell(a) }}{% if not loop.last %}, {% endif %}{% endfor %}
 
 ), judged AS (
     SELECT
