@@ -118,3 +118,13 @@ GROUP BY
 {% endif %}
 {% endif %}
 {%- endmacro %}
+
+{# Anatomy's sensitive values (anatomy_value_counts.sql, anatomy_assign.sql): one row per value of the column's
+   own type, so that equal values written apart (0.0 and -0.0 of a float) are one value, as the engine groups them
+   and as the privacy models count them (`FrequencySet._value_classes`); "value" names it by the least of its
+   texts, "typed" joins it back to its rows, "n" counts them. #}
+{% macro anatomy_values(source, sensitive) -%}
+SELECT {{ sensitive | ident }} AS "typed", MIN(CAST({{ sensitive | ident }} AS VARCHAR)) AS "value", COUNT(*) AS "n"
+FROM {{ source | ident }}
+GROUP BY {{ sensitive | ident }}
+{%- endmacro %}

@@ -6,7 +6,9 @@
    A counted row of rank r gets bucket (start + r) mod m: every value holds at most m contiguous ranks,
    so no bucket gets a counted value twice. Rows of a value that does not count are spread over the
    buckets (spread) or left out. Pseudonyms number the kept rows by bucket, then by quasi-identifier
-   and another seeded hash that ignores the sensitive value (so the order in a bucket reveals nothing). #}
+   and another seeded hash that ignores the sensitive value (so the order in a bucket reveals nothing). A row
+   finds its value as anatomy_value_counts.sql named it (macro `anatomy_values`). #}
+{% from "_macros.sql" import anatomy_values %}
 CREATE OR REPLACE TEMPORARY TABLE {{ table | ident }} AS
 WITH ranked AS (
     SELECT
@@ -26,7 +28,8 @@ WITH ranked AS (
 {% endfor %}
         ) - 1 AS "r"
     FROM {{ source | ident }} AS src
-    JOIN {{ groups | ident }} AS g ON g."value" = CAST(src.{{ sensitive | ident }} AS VARCHAR)
+    JOIN ({{ anatomy_values(source, sensitive) }}) AS v ON v."typed" = src.{{ sensitive | ident }}
+    JOIN {{ groups | ident }} AS g ON g."value" = v."value"
 ), placed AS (
     SELECT *,
            CASE WHEN "counted" THEN ("start" + "r") % {{ m | int }} ELSE "r" % {{ m | int }} END + 1 AS "planned"

@@ -13,8 +13,10 @@
      mapping table as the frequency set joined it (macro `map_join`, with `joins`);
    - such a value of a type whose equal values may print differently (`type`, `release.compared_type`: 0.0
      and -0.0; 1.5 and 1.50 in a PostgreSQL numeric; '1 day' and '24:00:00' in an interval) as a value of the
-     released column's own type: the release's as it is, the judged code's text (the mapping table's "value")
-     cast back. A staged source groups such values (so the run judged one code), and they stay one cell.
+     released column's own type: the release's as it is, the judged code's text (one of the mapping table's
+     "value"s for it: a sensitive value's code stands for all its texts, `FrequencySet._value_classes`) cast
+     back. A quasi-identifier's equal values judged under two codes (0.0 and -0.0 in two classes) are one
+     cell here, as they are in the release.
    A value no mapping row holds has no code (NULL) and matches no judged cell, as does a value of its own type
    that no judged code's text gives back. The judged cells are grouped by code first and cast after, so the casts
    read aggregates. #}
@@ -75,7 +77,8 @@ WITH released AS (
     FROM judged_cells AS jc
 {% for a in attributes %}
 {% if a.type %}
-    JOIN {{ a.map | ident }} AS {{ ('v%d' % loop.index0) | ident }} ON {{ ('v%d' % loop.index0) | ident }}.{{ a.code | ident }} = jc.{{ ('k%d' % loop.index0) | ident }}
+    JOIN (SELECT {{ a.code | ident }}, MIN("value") AS "value" FROM {{ a.map | ident }} GROUP BY {{ a.code | ident }}) AS {{ ('v%d' % loop.index0) | ident }}
+        ON {{ ('v%d' % loop.index0) | ident }}.{{ a.code | ident }} = jc.{{ ('k%d' % loop.index0) | ident }}
 {% endif %}
 {% endfor %}
     GROUP BY {% for a in attributes %}{{ judged_key(a, loop.index0) }}{% if not loop.last %}, {% endif %}{% endfor %}

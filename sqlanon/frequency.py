@@ -41,7 +41,7 @@ import numpy as np
 
 from .engine import Backend
 from .engines.base import columns_frame
-from .engines.dialects import map_joins
+from .engines.dialects import compared_type, map_joins
 from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
@@ -508,27 +508,59 @@ class FrequencySet:
 
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:
+        """The sensitive attribute `name`: its domain, one value per class of equal values of the column's type
+        (`_value_classes`), in numeric order for a numeric column, with the levels of its hierarchy (`spec`) if
+        it has one; and its mapping table, every distinct text of the column with its value's code."""
+        map_table = f"{self.prefix}_smap_{index}"
+        spellings = self._value_classes(map_table, column_type, values)
         numeric = column_type.upper().startswith(NUMERIC_TYPES)
-        values = sorted(values, key=float) if numeric else sorted(values)
+        values = sorted(spellings, key=float) if numeric else sorted(spellings)
         levels = None
         if spec is not None:
             table = build_table(name, spec, self.policy.base_dir, values, "sensitive")
             position = {v: i for i, v in enumerate(table.values)}
-            missing = [v for v in values if v not in position]
+            # a value is covered when the hierarchy lists any of its texts (the first listed in
+            # `spellings`' order places it)
+            placed = {v: next((position[t] for t in spellings[v] if t in position), None) for v in values}
+            missing = [v for v in values if placed[v] is None]
             if missing:
                 raise DataError(f"column '{name}': value(s) {', '.join(map(repr, missing[:5]))} missing from the "
                                 f"hierarchy of '{name}' ({table.source}); add them to the hierarchy")
             codes = table.codes()
-            levels = np.stack([codes[:, position[v]] for v in values], axis=1)
+            levels = np.stack([codes[:, placed[v]] for v in values], axis=1)
             # re-code each level densely in value order, and make the top a single root
             levels = np.stack([np.unique(row, return_inverse=True)[1] for row in levels])
             if levels.shape[0] == 1 or np.any(levels[-1] != 0):
                 levels = np.vstack([levels, np.zeros(len(values), dtype=levels.dtype)])
-        domain = SensitiveDomain(name, tuple(values), levels, numeric)
-        sens = Sensitive(name, index, domain, f"{self.prefix}_smap_{index}")
-        frame = columns_frame({"value": list(values), "code": np.arange(len(values), dtype=np.int32)})
+        sens = Sensitive(name, index, SensitiveDomain(name, tuple(values), levels, numeric), map_table)
+        texts = [(t, code) for code, v in enumerate(values) for t in spellings[v]]
+        frame = columns_frame({"value": [t for t, _ in texts],
+                               "code": np.array([code for _, code in texts], dtype=np.int32)})
         self.backend.create_table_from_frame(sens.map_table, frame)
         return sens
+
+    def _value_classes(self, map_table: str, column_type: str, values: list[str]) -> dict[str, list[str]]:
+        """A sensitive column's distinct texts (`values`) grouped into values: each value's text (the shortest
+        of its class, then the least) -> every text of its class, that text first. Texts are one value when the
+        column's type calls them equal (`dialects.compared_type`: 0.0 and -0.0 of a float, 1.5 and 1.50 of a
+        PostgreSQL numeric): the engine groups such values as one, and so must distinct l-diversity, or a
+        class holding 0.0 and -0.0 would count two values where an attacker sees one (Machanavajjhala et al.,
+        TKDD 2007, Sec. 4.1, Principle 2: l well-represented values of the sensitive attribute; Sec. 4.2 counts
+        them). Other types' texts are their values.
+        `map_table` is written here with the texts to group them, and written again by the caller."""
+        typed = compared_type(column_type)
+        if typed is None or len(values) < 2:
+            return {v: [v] for v in values}
+        self.backend.create_table_from_frame(map_table, columns_frame(
+            {"value": list(values), "code": np.zeros(len(values), dtype=np.int32)}))
+        classes: dict[str, list[str]] = {}
+        for text, key in self.backend.fetchall("sensitive_value_classes.sql", map=map_table, type=typed):
+            classes.setdefault(key, []).append(text)
+        out = {}
+        for texts in classes.values():
+            texts.sort(key=lambda t: (len(t), t))
+            out[texts[0]] = texts
+        return out
 
     def _create_frequency_sets(self, staged: str) -> None:
         # a grouped staged table has one row per distinct (quasi-identifiers, sensitive values) without an

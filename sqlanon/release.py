@@ -48,6 +48,7 @@ from .catalog import (
 )
 from .checker import NodeResult
 from .engine import Backend
+from .engines.dialects import compared_type
 from .errors import DataError, PolicyError
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
@@ -277,29 +278,6 @@ def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: 
         check_as_judged(fs, table, levels + [(s.name, 0) for s in fs.sensitives], "the release",
                         suppressed=suppressed, levels=result.levels)
     return rows
-
-
-# column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs:
-# 0.0 and -0.0, 1.5 and 1.50 (a PostgreSQL numeric), '1 day' and '24:00:00' (a PostgreSQL interval). Their values
-# are compared in their own type (`judged_difference.sql`), the others by their text's code.
-EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL")
-
-
-def compared_type(type_name: str) -> str | None:
-    """The type a copied value of a column of `type_name` is compared in (`judged_attributes`), or None: by its
-    text's code.
-
-    >>> [compared_type(t) for t in ("DECIMAL(10,2)", "DECIMAL", "INTERVAL(3)", "INTERVAL DAY TO SECOND", "DOUBLE[]")]
-    ['DECIMAL(10,2)', 'DECIMAL(1000, 500)', 'INTERVAL', 'INTERVAL DAY TO SECOND', None]
-    """
-    ty = type_name.upper()
-    if not ty.startswith(EQUAL_UNLIKE_TYPES) or not templates.COLUMN_TYPE.fullmatch(ty):
-        return None
-    if ty in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would read a
-        return "DECIMAL(1000, 500)"      # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
-    if ty.startswith("INTERVAL("):       # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3);
-        return "INTERVAL"                # Spark's INTERVAL DAY TO SECOND keeps its fields
-    return ty
 
 
 def judged_attributes(fs: FrequencySet, columns: Sequence[tuple[str, int]],

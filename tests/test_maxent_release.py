@@ -77,6 +77,25 @@ def test_bucketize_is_distinct_l_diverse(adult_con, exact, not_counted):
         assert rel.left_out["not_counted"] == 0 and rel.rows > 4 * rel.buckets
 
 
+def test_bucketize_counts_equal_values_written_apart_once():
+    """0.0 and -0.0 are one value of the DOUBLE column (the engine's COUNT(DISTINCT) says so): with three values in
+    all, no bucket holds 4 distinct values. (Grouped by their text, the zeros were two values, and buckets of
+    four were released, each holding a zero twice.) With l = 2 every row finds its bucket, whichever way its zero
+    is written, and no bucket holds a value twice."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE z AS SELECT i AS age, CASE i % 4 WHEN 0 THEN CAST('-0.0' AS DOUBLE) WHEN 1 THEN 0.0 "
+                "WHEN 2 THEN 1.5 ELSE 2.5 END AS score FROM range(40) r(i)")
+    assert con.execute("SELECT COUNT(DISTINCT score) FROM z").fetchone()[0] == 3
+    b = wrap_connection(con)
+    with pytest.raises(DataError, match="no bucket can hold 4 distinct"):
+        bucketize(b, "z", ["age"], "score", 4, "zb")
+    rel = bucketize(b, "z", ["age"], "score", 2, "zb")
+    assert rel.rows + sum(rel.left_out.values()) == 40
+    for counts in _buckets(con, "zb", "score").values():
+        assert len(counts) >= 2 and max(counts.values()) == 1
+    con.close()
+
+
 def test_bucketize_is_deterministic_and_samples_buckets(adult_con):
     b = wrap_connection(adult_con)
     bucketize(b, "a", QIS, "education", 5, "d1", most_frequent_not_counted=True, exact_size=True)

@@ -129,3 +129,27 @@ def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
         elif ty in TYPED_JOIN and dialect != "postgres":
             out[col] = TYPED_JOIN[ty]
     return out
+
+
+# column types (as `Backend.columns` names them) whose values SQL may call equal though their text differs:
+# 0.0 and -0.0, 1.5 and 1.50 (a PostgreSQL numeric), '1 day' and '24:00:00' (a PostgreSQL interval). Their values
+# are compared in their own type (`judged_difference.sql`), the others by their text's code; a sensitive column's
+# equal values share one code (`sensitive_value_classes.sql`).
+EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL")
+
+
+def compared_type(type_name: str) -> str | None:
+    """The type a copied value of a column of `type_name` is compared in (`release.judged_attributes`), and
+    its equal values grouped in (`FrequencySet._create_sensitive`); None: by its text.
+
+    >>> [compared_type(t) for t in ("DECIMAL(10,2)", "DECIMAL", "INTERVAL(3)", "INTERVAL DAY TO SECOND", "DOUBLE[]")]
+    ['DECIMAL(10,2)', 'DECIMAL(1000, 500)', 'INTERVAL', 'INTERVAL DAY TO SECOND', None]
+    """
+    ty = type_name.upper()
+    if not ty.startswith(EQUAL_UNLIKE_TYPES) or not templates.COLUMN_TYPE.fullmatch(ty):
+        return None
+    if ty in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would read a
+        return "DECIMAL(1000, 500)"      # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
+    if ty.startswith("INTERVAL("):       # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3);
+        return "INTERVAL"                # Spark's INTERVAL DAY TO SECOND keeps its fields
+    return ty
