@@ -291,6 +291,19 @@ def source_stamp(backend: Backend, source: Source) -> tuple | None:
     return file_stamp(backend.source_files(source.path, source.kind))
 
 
+def numeric_order(text: str) -> tuple[bool, float, str]:
+    """Where a number's text sorts in a numeric sensitive domain: as the engines sort the column, NaN after
+    every number (+inf included), equal numbers by their text. (By `float` alone, a NaN, which compares false
+    with everything, left the numbers around it unsorted, and the ordered distance of t-closeness, which reads
+    the domain's order, measured another distance than the engines' order gives.)
+
+    >>> sorted(["3", "nan", "1", "-inf", "2"], key=numeric_order)
+    ['-inf', '1', '2', '3', 'nan']
+    """
+    x = float(text)
+    return (math.isnan(x), 0.0 if math.isnan(x) else x, text)
+
+
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
     """Column -> its distinct values as text in code-point order (one statement for all the columns)."""
     if not columns:
@@ -514,7 +527,7 @@ class FrequencySet:
         map_table = f"{self.prefix}_smap_{index}"
         spellings = self._value_classes(map_table, column_type, values)
         numeric = column_type.upper().startswith(NUMERIC_TYPES)
-        values = sorted(spellings, key=float) if numeric else sorted(spellings)
+        values = sorted(spellings, key=numeric_order) if numeric else sorted(spellings)
         levels = None
         if spec is not None:
             table = build_table(name, spec, self.policy.base_dir, values, "sensitive")

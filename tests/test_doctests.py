@@ -1,8 +1,8 @@
 """The examples in the public API's docstrings run, and print what they show (doctest).
 
 The modules of the public API: `sqlanon` (its `__all__`), the Python API (`anonymizer`), the errors, the
-lattice and its searches, the utility metrics, the hierarchies, the privacy models and the dialects' rules
-(how values join and compare). Each has at least
+lattice and its searches, the utility metrics, the hierarchies, the privacy models, the dialects' rules
+(how values join and compare) and the frequency sets (how values are ordered). Each has at least
 one example, so a module whose examples were all deleted fails here too."""
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ MODULES = [
     "sqlanon.models.risk",
     "sqlanon.models.profile",
     "sqlanon.engines.dialects",
+    "sqlanon.frequency",
 ]
 
 

@@ -90,3 +90,43 @@ def test_texts_of_other_types_are_their_values(tmp_path):
     with Anonymization(_policy(tmp_path, {"k": 2}), connection=backend) as run:
         assert run.fs.sensitives[0].domain.values == ("A", "a", "b", "c")
 
+
+def _ordered_emd(p: list[int], q: list[int]) -> float:
+    """The ordered distance of t-closeness (Li et al., ICDE 2007, Sec. 4.2): 1/(m-1) times the sum of the absolute
+    cumulative differences of the two distributions over the m ordered values."""
+    cp = cq = 0.0
+    total = 0.0
+    for a, b in zip(p, q):
+        cp, cq = cp + a / sum(p), cq + b / sum(q)
+        total += abs(cp - cq)
+    return total / (len(p) - 1)
+
+
+def test_nan_sorts_after_every_number_as_the_engine_sorts_it(tmp_path):
+    """A numeric sensitive domain is in the engine's order, NaN last, and the ordered distance the run measures is
+    the one over that order (the reference: the engine's counts in ORDER BY's order), 11/36 here. Sorted by `float`
+    alone, a NaN, which compares false with every number, was left where its text sorts ('-1.0', '-nan', '2.0',
+    '3.0'), and the run measured another distance."""
+    backend = connect(str(tmp_path / "nan.duckdb"))
+    con = backend.con
+    con.execute("CREATE TABLE people (age INTEGER, score DOUBLE)")
+    # -NaN (the NaN x86 arithmetic gives, inf - inf) prints '-nan', which sorts between '-1.0' and '2.0' as text
+    con.execute("INSERT INTO people SELECT age, CASE WHEN s = 'nan' THEN -CAST('nan' AS DOUBLE) ELSE CAST(s AS DOUBLE) "
+                "END FROM (VALUES (20, '3'), (20, 'nan'), (20, 'nan'), (21, '-1'), (21, '2'), (21, '3'), (22, '-1'), "
+                "(22, 'nan')) AS v(age, s)")
+    counts = con.execute("SELECT age, CAST(score AS VARCHAR), COUNT(*) FROM people GROUP BY age, score "
+                         "ORDER BY score").fetchall()
+    order = list(dict.fromkeys(text for _, text, _ in counts))        # the engine's order of the values
+
+    def distribution(ages):
+        return [sum(n for age, text, n in counts if age in ages and text == v) for v in order]
+
+    table = distribution({20, 21, 22})
+    reference = max(_ordered_emd(distribution({age}), table) for age in (20, 21, 22))
+    assert order == ["-1.0", "2.0", "3.0", "-nan"] and reference == pytest.approx(11 / 36)
+    with Anonymization(_policy(tmp_path, {"k": 2, "t_closeness": {"t": 1.0, "distance": "ordered"}}),
+                       connection=backend) as run:
+        assert run.fs.sensitives[0].domain.values == ("-1.0", "2.0", "3.0", "-nan")
+        run.choose()
+        assert run.chosen.levels == {"age": 0}
+        assert run.achieved(run.chosen.result)["t_ordered"] == pytest.approx(reference, abs=1e-6)
