@@ -554,6 +554,7 @@ def test_postgres_values_equal_but_written_differently_are_released(postgres, tm
 # values, the two texts made the decades 2-diverse. (type, the two texts, the two other values)
 EQUAL_SENSITIVE_VALUES = {
     "postgres numeric": ("numeric", "1.5", "1.50", "2", "3"),
+    "postgres numeric infinity": ("numeric", "1.5", "1.50", "Infinity", "NaN"),
     "postgres interval": ("interval", "1 day", "24:00:00", "2 days", "3 days"),
     "postgres float8": ("float8", "-0", "0", "1.5", "2.5"),
     "spark double": ("double", "-0.0", "0.0", "1.5", "2.5"),
@@ -580,7 +581,7 @@ def _equal_values_rows(case: str) -> str:
 @pytest.mark.parametrize("case", [c for c in EQUAL_SENSITIVE_VALUES if c.startswith("postgres")])
 def test_postgres_equal_sensitive_values_are_one_value(case, postgres, tmp_path):
     import psycopg
-    table = "equal_" + case.split()[1]
+    table = "equal_" + "_".join(case.split()[1:])
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute(f"DROP TABLE IF EXISTS {table}")
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM (VALUES {_equal_values_rows(case)}) AS v(age, score)")
@@ -989,6 +990,11 @@ def test_templates_become_statements_each_engine_has():
         'DROP TABLE IF EXISTS "w"', 'CREATE TEMPORARY TABLE "w" AS SELECT * FROM "r"']
     # a value never enters the text: placeholders are the driver's
     assert dialects.statements("relation_kind.sql", "postgres")[0].endswith("table_name = %s")
+    # PostgreSQL's numeric of any scale is the bare numeric there, which holds 'Infinity'; other decimals keep
+    # their digits
+    for ty, pg in ((dialects.compared_type("NUMERIC"), "DECIMAL"), ("DECIMAL(10,2)", "DECIMAL(10, 2)")):
+        classes = dialects.statements("sensitive_value_classes.sql", "postgres", map="m", type=ty)[0]
+        assert classes.count(f'CAST("value" AS {pg})') == 2 and classes.count(f'CAST(m."value" AS {pg})') == 1
 
 
 # -- the release catalog (sqlanon.catalog) on PostgreSQL and Spark: the refusals of tests/test_ownership.py ---

@@ -51,8 +51,28 @@ def _drop(dialect: str, name: str, kind: str) -> str:
     return templates.render_for("drop_relation.sql", dialect, name=name, kind=kind)
 
 
+def _is_any_numeric(dt: exp.DataType) -> bool:
+    return dt.is_type("decimal") and [e.sql() for e in dt.expressions] == ANY_NUMERIC_DIGITS
+
+
+def _unconstrained_numeric(tree: exp.Expression) -> exp.Expression:
+    """PostgreSQL's numeric of any scale, as `compared_type` writes it for the templates (`ANY_NUMERIC`, a type
+    no other engine has: DuckDB's and Spark's decimals hold at most 38 digits), cast to the bare numeric: only
+    that holds every value of the column, 'Infinity' included (a scaled numeric refuses it: numeric field
+    overflow), and every scale. `tree` is left as it is (parsed templates may be shared)."""
+    if not any(_is_any_numeric(dt) for dt in tree.find_all(exp.DataType)):
+        return tree
+    tree = tree.copy()
+    for dt in tree.find_all(exp.DataType):
+        if _is_any_numeric(dt):
+            dt.set("expressions", [])
+    return tree
+
+
 def adapt(tree: exp.Expression, dialect: str) -> list[str]:
     """The statements that do what `tree` (one parsed template, DuckDB dialect) does, in `dialect`."""
+    if dialect == "postgres":
+        tree = _unconstrained_numeric(tree)
     if dialect == TEMPLATE_DIALECT or not isinstance(tree, exp.Create):
         return [tree.sql(dialect=dialect)]
     kind, temp = _create_kind(tree), _is_temporary(tree)
@@ -137,6 +157,11 @@ def map_joins(types: dict[str, str], dialect: str) -> dict[str, str]:
 # equal values share one code (`sensitive_value_classes.sql`).
 EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL")
 
+# PostgreSQL's numeric of any scale in the templates: rendered for PostgreSQL as the bare numeric
+# (`_unconstrained_numeric`)
+ANY_NUMERIC_DIGITS = ["1000", "500"]
+ANY_NUMERIC = f"DECIMAL({', '.join(ANY_NUMERIC_DIGITS)})"
+
 
 def compared_type(type_name: str) -> str | None:
     """The type a copied value of a column of `type_name` is compared in (`release.judged_attributes`), and
@@ -149,7 +174,7 @@ def compared_type(type_name: str) -> str | None:
     if not ty.startswith(EQUAL_UNLIKE_TYPES) or not templates.COLUMN_TYPE.fullmatch(ty):
         return None
     if ty in ("DECIMAL", "NUMERIC"):     # PostgreSQL's numeric of any scale: the templates' dialect would read a
-        return "DECIMAL(1000, 500)"      # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
+        return ANY_NUMERIC               # bare DECIMAL as DECIMAL(18, 3) and round 1.23456 to 1.235
     if ty.startswith("INTERVAL("):       # PostgreSQL's interval(3): sqlglot would write CAST(... AS INTERVAL 3);
         return "INTERVAL"                # Spark's INTERVAL DAY TO SECOND keeps its fields
     return ty
