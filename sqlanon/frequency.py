@@ -545,7 +545,8 @@ class FrequencySet:
             levels = np.stack([np.unique(row, return_inverse=True)[1] for row in levels])
             if levels.shape[0] == 1 or np.any(levels[-1] != 0):
                 levels = np.vstack([levels, np.zeros(len(values), dtype=levels.dtype)])
-        sens = Sensitive(name, index, SensitiveDomain(name, tuple(values), levels, numeric), map_table)
+        aliases = {t: code for code, v in enumerate(values) for t in spellings[v][1:]}
+        sens = Sensitive(name, index, SensitiveDomain(name, tuple(values), levels, numeric, aliases=aliases), map_table)
         texts = [(t, code) for code, v in enumerate(values) for t in spellings[v]]
         frame = columns_frame({"value": [t for t, _ in texts],
                                "code": np.array([code for _, code in texts], dtype=np.int32)})

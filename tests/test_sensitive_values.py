@@ -62,6 +62,19 @@ def test_equal_values_written_apart_are_one_sensitive_value(case, tmp_path, monk
         assert sorted(con.execute("SELECT age, score FROM rel").fetchall()) == sorted(("*", float(v)) for _, v in ROWS)
 
 
+@pytest.mark.parametrize("written", ["0.0", "-0.0"])
+def test_a_policy_may_name_a_value_by_any_of_its_texts(written, tmp_path):
+    """A value named in the policy (a don't-care value of adjusted entropy l-diversity) is found by either text."""
+    backend = connect(str(tmp_path / "people.duckdb"))
+    _people(backend.con, "DOUBLE")
+    policy = _policy(tmp_path, {"k": 2, "l_diversity": {"variant": "entropy", "l": 1.2, "dont_care": [written]}})
+    with Anonymization(policy, connection=backend) as run:
+        domain = run.fs.sensitives[0].domain
+        assert domain.values == ("0.0", "1.5", "2.5") and domain.code(written) == 0
+        with pytest.raises(KeyError):
+            domain.code("0")         # a text the column does not hold is not a value, however equal
+
+
 @pytest.mark.parametrize("listed", ["0.0", "-0.0"])
 def test_a_hierarchy_listing_one_text_of_a_value_covers_it(listed, tmp_path):
     """A sensitive hierarchy that lists zero once, either way, covers both texts; one lacking 2.5 is refused."""

@@ -28,6 +28,7 @@ class SensitiveDomain:
              (H + 1, m); levels[h, s] is the code of the ancestor of value s at level h
              (levels[0] = arange(m), levels[H] = all zeros, the root).
     numeric: whether the values are numbers (enables the ordered distance).
+    aliases: the other texts of a value whose column's type calls them equal (-0.0 beside 0.0), with its code.
     """
 
     name: str
@@ -36,6 +37,8 @@ class SensitiveDomain:
     numeric: bool = False
     # the whole table's distribution of the attribute (counts per code), for t-closeness
     totals: np.ndarray | None = field(default=None, compare=False)
+    # the other texts of a value (-0.0 beside 0.0 of a float column: `FrequencySet._value_classes`) -> its code
+    aliases: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def size(self) -> int:
@@ -46,6 +49,8 @@ class SensitiveDomain:
         for i, v in enumerate(self.values):
             if v == label or str(v) == str(label):
                 return i
+        if str(label) in self.aliases:
+            return self.aliases[str(label)]
         raise KeyError(label)
 
 
