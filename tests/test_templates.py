@@ -49,14 +49,16 @@ def test_every_template_is_found_and_the_node_query_renders():
     assert "CASE WHEN" in pg and "COUNT(DISTINCT" in pg and "\"w\"" in pg
 
 
-def test_progress_shows_level_and_nodes_and_is_silent_when_disabled():
+def test_progress_shows_level_and_nodes_and_is_silent_when_disabled(monkeypatch):
+    clock = [1000.0]        # a clock the test moves (a loaded machine took 10.3 s to the real one's 10)
+    monkeypatch.setattr("sqlanon.progress.time.perf_counter", lambda: clock[0])
     out = io.StringIO()
     p = Progress(enabled=True, stream=out)
     p.update(level=3, evaluated=42, total=100, force=True)
     p.done()
     assert "lattice level 3, 42 of 100 nodes evaluated" in out.getvalue()
     assert "left" not in out.getvalue()                 # nothing to estimate from yet
-    p.start -= 10.0                                      # 10 s in, a quarter of the lattice decided
+    clock[0] += 10.0                                     # 10 s in, a quarter of the lattice decided
     p.update(level=8, evaluated=50, total=100, decided=25, force=True)
     assert "about 30 s left" in out.getvalue()
     p.update(level=8, evaluated=60, total=100, left_s=4.0, force=True)
