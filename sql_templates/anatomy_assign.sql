@@ -7,7 +7,8 @@
    so no bucket gets a counted value twice. Rows of a value that does not count are spread over the
    buckets (spread) or left out. Pseudonyms number the kept rows by bucket, then by quasi-identifier
    and another seeded hash that ignores the sensitive value (so the order in a bucket reveals nothing). A row
-   finds its value as anatomy_value_counts.sql named it (macro `anatomy_values`). #}
+   finds its value as anatomy_value_counts.sql named it (macro `anatomy_values`). The row's own text breaks
+   the last ties (rows alike but for the text of one value, 0.0 and -0.0): the same seed, the same tables. #}
 {% from "_macros.sql" import anatomy_values %}
 CREATE OR REPLACE TEMPORARY TABLE {{ table | ident }} AS
 WITH ranked AS (
@@ -26,6 +27,7 @@ WITH ranked AS (
 {% for c in qis %}
                    , src.{{ c | ident }}
 {% endfor %}
+                   , CAST(src.{{ sensitive | ident }} AS VARCHAR)
         ) - 1 AS "r"
     FROM {{ source | ident }} AS src
     JOIN ({{ anatomy_values(source, sensitive) }}) AS v ON v."typed" = src.{{ sensitive | ident }}
@@ -54,6 +56,6 @@ SELECT
     ROW_NUMBER() OVER (
         ORDER BY "bucket"{% for c in qis %}, {{ c | ident }}{% endfor %},
                  md5(concat_ws(chr(31), CAST(? AS VARCHAR){% for c in qis %}, CAST({{ c | ident }} AS VARCHAR){% endfor %})),
-                 "__value"
+                 "__value", CAST({{ sensitive | ident }} AS VARCHAR)
     ) AS "pseudonym"
 FROM kept

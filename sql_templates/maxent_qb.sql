@@ -13,7 +13,7 @@ JOIN {{ m | ident }} AS m{{ loop.index0 }} ON m{{ loop.index0 }}."value" = CAST(
 JOIN {{ qtable | ident }} AS q ON {% for c, m in cols %}q.{{ ('a%d' % loop.index0) | ident }} = m{{ loop.index0 }}."code"{% if not loop.last %} AND {% endif %}{% endfor %}
 
 {% if sensitive %}
-JOIN {{ smap | ident }} AS sm ON sm."value" = CAST(r.{{ sensitive | ident }} AS VARCHAR)
+JOIN {{ smap | ident }} AS sm ON sm."typed" = r.{{ sensitive | ident }}
 {% endif %}
 GROUP BY {% if buckets %}bk."b", {% endif %}q."q"{% if sensitive %}, sm."code"{% endif %}
 

@@ -131,13 +131,16 @@ def groups_from_hierarchy(domain, level: int = 1) -> tuple[np.ndarray, list[str]
     return codes, names
 
 
-def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "") -> tuple[np.ndarray, list[str]]:
+def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "",
+                    aliases: dict[str, int] | None = None) -> tuple[np.ndarray, list[str]]:
     """Group codes of each sensitive value (in `values` order) read from a CSV file, and group names.
 
     The file is any hierarchy file (`sqlanon.hierarchy.load_taxonomy_csv`): a wide CSV with a header, then
     one row per value, column 0 the value as in the data and column `level` its group; or an edge table
     (header ``child,parent``), whose level counts down from its root. A two-column ``value,group`` file is
-    the simplest. Every value of the data must be listed. Groups are numbered in file order.
+    the simplest. Every value of the data must be listed, by any of its texts (`aliases`: the other texts of a
+    value, -0.0 beside 0.0, with its position in `values`: `SensitiveDomain.aliases`). Groups are numbered in
+    file order.
     """
     from . import files
     path = files.checked_file(path, "--groups", "groups file", files.HIERARCHY_LIMIT)
@@ -145,13 +148,33 @@ def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "
     if not 1 <= level <= table.height:
         raise PolicyError("--group-level", f"groups file {path} has levels 1 to {table.height}; got {level}")
     group_of = dict(zip(table.values, table.labels[level]))
-    missing = [str(v) for v in values if str(v) not in group_of]
+    groups = _value_groups(group_of, values, aliases, f"groups file {path}", attribute)
+    names = [g for g in dict.fromkeys(group_of.values()) if g in set(groups)]      # in file order
+    return np.asarray([names.index(g) for g in groups], dtype=np.int64), names
+
+
+def _value_groups(group_of: dict, values, aliases: dict[str, int] | None, where: str, attribute: str) -> list[str]:
+    """The group of each of `values` in `group_of` (value text -> group), found by any text of the value (its
+    own, or one of `aliases`, text -> position in `values`); every value must have one, and texts of one value
+    the same one."""
+    texts: list[list[str]] = [[str(v)] for v in values]
+    for text, code in (aliases or {}).items():
+        texts[code].append(text)
+    out, missing = [], []
+    for value_texts in texts:
+        listed = [t for t in value_texts if t in group_of]
+        if not listed:
+            missing.append(value_texts[0])
+            continue
+        apart = [t for t in listed if str(group_of[t]) != str(group_of[listed[0]])]
+        if apart:
+            raise DataError(f"{where}: {listed[0]!r} and {apart[0]!r} are one value of '{attribute}' (equal in its "
+                            "type) but in different groups; put them in the same group")
+        out.append(str(group_of[listed[0]]))
     if missing:
         shown = ", ".join(repr(v) for v in missing[:5])
-        raise DataError(f"groups file {path}: value(s) {shown} of '{attribute}' have no group; add them")
-    used = {group_of[str(v)] for v in values}
-    names = [g for g in dict.fromkeys(group_of.values()) if g in used]      # in file order
-    return np.asarray([names.index(group_of[str(v)]) for v in values], dtype=np.int64), names
+        raise DataError(f"{where}: value(s) {shown} of '{attribute}' have no group; add them")
+    return out
 
 
 def _named_groups(domain, codes: np.ndarray) -> list[str]:
@@ -352,19 +375,12 @@ def resolve_groups(domain, groups=None, level: int = 1) -> tuple[np.ndarray, lis
         codes, _ = groups_from_hierarchy(domain, level)
         return codes, _named_groups(domain, codes)
     if isinstance(groups, (str, Path)):
-        return groups_from_csv(groups, domain.values, level, domain.name)
+        return groups_from_csv(groups, domain.values, level, domain.name, domain.aliases)
     if isinstance(groups, dict):
-        missing = [str(v) for v in domain.values if v not in groups and str(v) not in groups]
-        if missing:
-            raise DataError(f"groups: value(s) {', '.join(map(repr, missing[:5]))} of '{domain.name}' have no group")
-        names: list[str] = []
-        group_codes: list[int] = []
-        for v in domain.values:
-            g = str(groups[v] if v in groups else groups[str(v)])
-            if g not in names:
-                names.append(g)
-            group_codes.append(names.index(g))
-        return np.asarray(group_codes, dtype=np.int64), names
+        found = _value_groups({str(v): g for v, g in groups.items()}, domain.values, domain.aliases, "groups",
+                              domain.name)
+        names = list(dict.fromkeys(found))
+        return np.asarray([names.index(g) for g in found], dtype=np.int64), names
     codes = np.asarray(groups, dtype=np.int64).reshape(-1)
     if len(codes) != domain.size:
         raise ValueError(f"groups gives {len(codes)} codes for {domain.size} values of '{domain.name}'")

@@ -34,14 +34,15 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .engine import Backend
-from .engines.base import columns_frame
-from .engines.dialects import compared_type, map_joins
+from .engines.base import columns_frame, is_numeric_type
+from .engines.dialects import compared_type, map_joins, nested_equal_unlike
 from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
@@ -58,8 +59,6 @@ WITNESS_SEED = 20071
 STAGE_WEIGHT = "__sqlanon_rows"     # the staged source's row-count column (a name no policy may use: reserved prefix)
 # the release is built from the staged source when it has at most this share of the source's rows (`_keep_staged`)
 STAGED_RELEASE_SHARE = 0.5
-NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
-                 "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
 
 @dataclass
@@ -291,17 +290,47 @@ def source_stamp(backend: Backend, source: Source) -> tuple | None:
     return file_stamp(backend.source_files(source.path, source.kind))
 
 
-def numeric_order(text: str) -> tuple[bool, float, str]:
+def numeric_order(text: str) -> tuple[bool, Decimal, str]:
     """Where a number's text sorts in a numeric sensitive domain: as the engines sort the column, NaN after
     every number (+inf included), equal numbers by their text. (By `float` alone, a NaN, which compares false
     with everything, left the numbers around it unsorted, and the ordered distance of t-closeness, which reads
-    the domain's order, measured another distance than the engines' order gives.)
+    the domain's order, measured another distance than the engines' order gives.) Read as a `Decimal`, exactly:
+    a float rounds integers past 2**53 and overflows PostgreSQL's numeric 1e1000 to infinity.
 
     >>> sorted(["3", "nan", "1", "-inf", "2"], key=numeric_order)
     ['-inf', '1', '2', '3', 'nan']
+    >>> sorted(["-9007199254740992", "-9007199254740993", "Infinity", "-1e1000", "-NaN"], key=numeric_order)
+    ['-1e1000', '-9007199254740993', '-9007199254740992', 'Infinity', '-NaN']
     """
-    x = float(text)
-    return (math.isnan(x), 0.0 if math.isnan(x) else x, text)
+    x = Decimal(text)
+    return (x.is_nan(), Decimal(0) if x.is_nan() else x, text)
+
+
+def equal_value_classes(backend: Backend, table: str, column_type: str, texts: Sequence[str]) -> dict[str, list[str]]:
+    """`texts` (distinct texts of values of a column of `column_type`) grouped into the values the column's type
+    holds: each value's text (the shortest of its class, then the least) -> every text of its class, that text
+    first. Texts are one value when the type calls them equal (`dialects.compared_type`): one GROUP BY of the
+    texts cast back to the type (`sensitive_value_classes.sql`) in the table `table`, written here (the caller
+    may write it again). Texts of other types are their values.
+
+    >>> from sqlanon.engines.duckdb import connect
+    >>> with connect() as backend:
+    ...     equal_value_classes(backend, "t", "DOUBLE", ["-0.0", "0.0", "1.50", "1.5", "2"])
+    {'0.0': ['0.0', '-0.0'], '1.5': ['1.5', '1.50'], '2': ['2']}
+    """
+    typed = compared_type(column_type)
+    if typed is None or len(texts) < 2:
+        return {t: [t] for t in texts}
+    backend.create_table_from_frame(table, columns_frame(
+        {"value": list(texts), "code": np.zeros(len(texts), dtype=np.int32)}))
+    classes: dict[str, list[str]] = {}
+    for text, key in backend.fetchall("sensitive_value_classes.sql", map=table, type=typed):
+        classes.setdefault(key, []).append(text)
+    out = {}
+    for members in classes.values():
+        members.sort(key=lambda t: (len(t), t))
+        out[members[0]] = members
+    return dict(sorted(out.items()))
 
 
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
@@ -367,6 +396,12 @@ class FrequencySet:
                                     f"(its columns: {shown}); fix the name in the policy")
         b.refuse_collated(self.source, [*policy.quasi_identifiers, *policy.sensitive, *entity],
                           f"the source {policy.source.label}", columns)
+        for name in policy.sensitive:
+            if nested_equal_unlike(columns[name]):
+                raise DataError(f"sensitive: column '{name}' is of the nested type {columns[name]}, whose equal values "
+                                "may print apart ([0.0] and [-0.0]) and would be counted as distinct sensitive "
+                                "values; select it as scalar columns, or as text if its texts are its values, in a "
+                                "source query")
         checked = self.stage_columns()
         direct = self.reads_source_directly
         # `read`: what the profile, the distinct values and the bottom frequency set read
@@ -526,7 +561,7 @@ class FrequencySet:
         it has one; and its mapping table, every distinct text of the column with its value's code."""
         map_table = f"{self.prefix}_smap_{index}"
         spellings = self._value_classes(map_table, column_type, values)
-        numeric = column_type.upper().startswith(NUMERIC_TYPES)
+        numeric = is_numeric_type(column_type)
         values = sorted(spellings, key=numeric_order) if numeric else sorted(spellings)
         levels = None
         if spec is not None:
@@ -540,6 +575,13 @@ class FrequencySet:
                 raise DataError(f"column '{name}': value(s) {', '.join(map(repr, missing[:5]))} missing from the "
                                 f"hierarchy of '{name}' ({table.source}); add them to the hierarchy")
             codes = table.codes()
+            for v in values:        # texts of one value listed apart must generalize alike
+                listed = [t for t in spellings[v] if t in position]
+                apart = [t for t in listed[1:] if not np.array_equal(codes[1:, position[t]], codes[1:, placed[v]])]
+                if apart:
+                    raise DataError(f"column '{name}': the hierarchy of '{name}' ({table.source}) gives {listed[0]!r} "
+                                    f"and {apart[0]!r} different ancestors, but they are one value of the column "
+                                    "(equal in its type); give them the same ancestors, or list one of them")
             levels = np.stack([codes[:, placed[v]] for v in values], axis=1)
             # re-code each level densely in value order, and make the top a single root
             levels = np.stack([np.unique(row, return_inverse=True)[1] for row in levels])
@@ -562,19 +604,7 @@ class FrequencySet:
         TKDD 2007, Sec. 4.1, Principle 2: l well-represented values of the sensitive attribute; Sec. 4.2 counts
         them). Other types' texts are their values.
         `map_table` is written here with the texts to group them, and written again by the caller."""
-        typed = compared_type(column_type)
-        if typed is None or len(values) < 2:
-            return {v: [v] for v in values}
-        self.backend.create_table_from_frame(map_table, columns_frame(
-            {"value": list(values), "code": np.zeros(len(values), dtype=np.int32)}))
-        classes: dict[str, list[str]] = {}
-        for text, key in self.backend.fetchall("sensitive_value_classes.sql", map=map_table, type=typed):
-            classes.setdefault(key, []).append(text)
-        out = {}
-        for texts in classes.values():
-            texts.sort(key=lambda t: (len(t), t))
-            out[texts[0]] = texts
-        return out
+        return equal_value_classes(self.backend, map_table, column_type, values)
 
     def _create_frequency_sets(self, staged: str) -> None:
         # a grouped staged table has one row per distinct (quasi-identifiers, sensitive values) without an

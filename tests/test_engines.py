@@ -600,6 +600,26 @@ def test_spark_equal_sensitive_values_are_one_value(spark, tmp_path):
     assert _equal_values_run("spark", "equal_double", tmp_path) == (3, {"age": 2})
 
 
+def test_postgres_nested_sensitive_floats_are_refused(postgres, tmp_path):
+    """An array of float8 holds [0] and [-0], equal but written apart: refused as on DuckDB
+    (tests/test_sensitive_values.py), by the type name PostgreSQL's driver gives."""
+    import psycopg
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS nested_float8")
+        con.execute("CREATE TABLE nested_float8 AS SELECT age, ARRAY[CAST(v AS float8)] AS score FROM (VALUES "
+                    "(20, '-0'), (21, '0'), (40, '1.5'), (41, '2.5')) AS r(age, v)")
+    with pytest.raises(DataError, match=r"column 'score' is of the nested type \S+\[\]"):
+        _equal_values_run("postgres", "nested_float8", tmp_path)
+
+
+def test_spark_nested_sensitive_floats_are_refused(spark, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS nested_double")
+    spark.sql("CREATE TABLE nested_double USING parquet AS SELECT age, array(CAST(v AS double)) AS score FROM VALUES "
+              "(20, '-0.0'), (21, '0.0'), (40, '1.5'), (41, '2.5') AS r(age, v)")
+    with pytest.raises(DataError, match="column 'score' is of the nested type ARRAY<DOUBLE>"):
+        _equal_values_run("spark", "nested_double", tmp_path)
+
+
 def test_spark_run_frees_its_checkpoint(spark, tmp_path):
     """The staged source is a local checkpoint, which Spark's cache manager does not know: closing the run frees
     its blocks (a session the caller keeps would otherwise hold a copy of every source row read)."""

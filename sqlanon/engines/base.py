@@ -39,6 +39,17 @@ CASELESS_TYPES = frozenset({"CITEXT"})
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                  "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 
+
+def is_numeric_type(type_name: str) -> bool:
+    """Whether a column of `type_name` (as `Backend.columns` names it) holds numbers: a scalar of
+    `NUMERIC_TYPES` (DOUBLE, DECIMAL(9,2)), not a list or struct of them (DOUBLE[]).
+
+    >>> [is_numeric_type(t) for t in ("DOUBLE", "DECIMAL(9,2)", "UBIGINT", "DOUBLE[]", "INTEGER[]", "VARCHAR")]
+    [True, True, True, False, False, False]
+    """
+    ty = type_name.upper()
+    return ty.startswith(NUMERIC_TYPES) and templates.COLUMN_TYPE.fullmatch(ty) is not None
+
 # the column types a frame handed to `create_table_from_frame` may have (chosen by Python, never by a policy)
 FRAME_TYPES = {"b": "BOOLEAN", "i": "BIGINT", "u": "BIGINT", "f": "DOUBLE", "O": "VARCHAR", "U": "VARCHAR",
                "M": "TIMESTAMP"}

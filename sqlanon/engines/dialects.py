@@ -24,6 +24,8 @@ what `sqlanon sql --dialect` prints.
 """
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from .. import templates
@@ -161,6 +163,25 @@ EQUAL_UNLIKE_TYPES = ("DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "INTERVAL
 # (`_unconstrained_numeric`)
 ANY_NUMERIC_DIGITS = ["1000", "500"]
 ANY_NUMERIC = f"DECIMAL({', '.join(ANY_NUMERIC_DIGITS)})"
+
+
+# a word of EQUAL_UNLIKE_TYPES anywhere in a type's name: a nested type (DuckDB's DOUBLE[] and STRUCT(x DOUBLE),
+# PostgreSQL's DOUBLE PRECISION[], Spark's ARRAY<DOUBLE>) holding such values
+_EQUAL_UNLIKE_WORD = re.compile(r"\b(" + "|".join(EQUAL_UNLIKE_TYPES) + r")\d*\b", re.IGNORECASE)
+
+
+def nested_equal_unlike(type_name: str) -> bool:
+    """Whether `type_name` is a nested type (a list, an array, a struct, a map) that holds values of an
+    `EQUAL_UNLIKE_TYPES` type: equal values whose texts differ ([0.0] and [-0.0]), which sqlanon, comparing a
+    nested value by its text, would count apart. (`compared_type` compares scalars only: a nested type's name
+    is not one that can be written into a template safely, and Spark cannot cast a text to an array.)
+
+    >>> [nested_equal_unlike(t) for t in ("DOUBLE[]", "STRUCT(x DECIMAL(9,2))", "ARRAY<DOUBLE>", "INTEGER[]",
+    ...                                   "DOUBLE", "VARCHAR[]")]
+    [True, True, True, False, False, False]
+    """
+    ty = type_name.upper()
+    return not templates.COLUMN_TYPE.fullmatch(ty) and bool(_EQUAL_UNLIKE_WORD.search(ty))
 
 
 def compared_type(type_name: str) -> str | None:

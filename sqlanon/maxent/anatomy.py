@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
 
+from ..engines.base import is_numeric_type
 from ..errors import DataError, PolicyError
+from ..frequency import equal_value_classes
 from .tables import atomic_tables, check_name, tmp_name
 
 DEFAULT_SEED = "20080609"      # SIGMOD 2008, June 9: the seed of the within-value row order
@@ -179,10 +182,35 @@ def source_plan(backend, source: str, sensitive: str, l: int, not_counted=(), mo
     value_counts = {v: int(n) for v, n in rows}
     if not value_counts:
         raise DataError(f"the source {label or source} has no rows; there is nothing to bucketize")
-    nc = list(not_counted)
+    nc = _named_values(backend, source, sensitive, list(not_counted), list(value_counts))
     if most_frequent_not_counted:
         nc.append(min(value_counts, key=lambda v: (-value_counts[v], v)))
     return plan_buckets(value_counts, l, nc, exact_size)
+
+
+def _named_values(backend, source: str, sensitive: str, names: list[str], values: list[str]) -> list[str]:
+    """Values named in `names` (not_counted) as `anatomy_values` names them (`values`): a name may be another text
+    of a value ('-0.0' of the value 0.0; `frequency.equal_value_classes`). Names that are no value stay as
+    given, for `plan_buckets` to refuse."""
+    unknown = [n for n in names if n not in set(values)]
+    if not unknown:
+        return names
+    column_type = dict(backend.columns(source)).get(sensitive, "")
+    if is_numeric_type(column_type):        # a text that is no number is no value (the cast would fail)
+        unknown = [n for n in unknown if _is_number(n)]
+    classes = equal_value_classes(backend, "__sqlanon_anatomy_names", column_type, sorted({*values, *unknown}))
+    backend.execute("drop_relation.sql", name="__sqlanon_anatomy_names", kind="TABLE")
+    known = set(values)
+    value_of = {t: next((m for m in members if m in known), None) for members in classes.values() for t in members}
+    return [value_of.get(n) or n for n in names]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        Decimal(text)
+    except ArithmeticError:
+        return False
+    return True
 
 
 def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str, l: int, name: str,
