@@ -42,7 +42,7 @@ import numpy as np
 
 from .engine import Backend
 from .engines.base import columns_frame, is_numeric_type
-from .engines.dialects import compared_type, map_joins, nested_equal_unlike
+from .engines.dialects import compared_type, map_joins, nested_equal_unlike, text_is_value
 from .errors import DataError, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
@@ -397,11 +397,7 @@ class FrequencySet:
         b.refuse_collated(self.source, [*policy.quasi_identifiers, *policy.sensitive, *entity],
                           f"the source {policy.source.label}", columns)
         for name in policy.sensitive:
-            if nested_equal_unlike(columns[name]):
-                raise DataError(f"sensitive: column '{name}' is of the nested type {columns[name]}, whose equal values "
-                                "may print apart ([0.0] and [-0.0]) and would be counted as distinct sensitive "
-                                "values; select it as scalar columns, or as text if its texts are its values, in a "
-                                "source query")
+            self._refuse_values_written_apart(name, columns[name])
         checked = self.stage_columns()
         direct = self.reads_source_directly
         # `read`: what the profile, the distinct values and the bottom frequency set read
@@ -553,6 +549,27 @@ class FrequencySet:
                 raise source_changed(self.policy.source.label, f"{rows:,} rows when first read, {now:,} now")
         # every value covered, yet rows lost or gained in the joins: a bug, not bad input
         raise RuntimeError(f"the bottom frequency set holds {held} rows of the source's {rows}")
+
+    def _refuse_values_written_apart(self, name: str, column_type: str) -> None:
+        """Refuse a sensitive column whose equal values may have several texts that sqlanon cannot group as the
+        engine does (`_value_classes` groups those of `compared_type`'s scalar types): a nested type holding
+        floats, decimals or intervals ([0.0] and [-0.0]: `dialects.nested_equal_unlike`), whatever the data; and
+        any other type whose texts are not known to be its values (`dialects.text_is_value`: a PostgreSQL
+        composite or range, a list) when the data holds more texts than values (`value_text_counts.sql`, one
+        scan of the source for such a column only). Counted by text, such values would be distinct sensitive
+        values to the privacy models while an attacker sees one."""
+        way_out = "select it as scalar columns, or as text if its texts are its values, in a source query"
+        if nested_equal_unlike(column_type):
+            raise DataError(f"sensitive: column '{name}' is of the nested type {column_type}, whose equal values may "
+                            f"print apart ([0.0] and [-0.0]) and would be counted as distinct sensitive values; "
+                            f"{way_out}")
+        if text_is_value(column_type) or compared_type(column_type) is not None:
+            return
+        values, texts = self.backend.fetchrow("value_text_counts.sql", source=self.source, column=name)
+        if int(values) != int(texts):
+            raise DataError(f"sensitive: column '{name}' (type {column_type}) has {int(texts) - int(values)} more "
+                            f"distinct text(s) than values: equal values written apart, which would be counted as "
+                            f"distinct sensitive values; {way_out}")
 
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:

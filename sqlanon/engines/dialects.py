@@ -184,6 +184,27 @@ def nested_equal_unlike(type_name: str) -> bool:
     return not templates.COLUMN_TYPE.fullmatch(ty) and bool(_EQUAL_UNLIKE_WORD.search(ty))
 
 
+# scalar column types (as `Backend.columns` names them) whose text is their value: one text per value, on every
+# engine, in one session. A sensitive column of another type that neither `compared_type` compares nor
+# `nested_equal_unlike` refuses (a PostgreSQL composite or range, a list of texts) has its texts counted against
+# its values before the run (`value_text_counts.sql`).
+TEXT_IS_VALUE_TYPES = ("VARCHAR", "CHAR", "TEXT", "STRING", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+                       "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "BOOLEAN", "DATE", "TIME",
+                       "TIMESTAMP", "UUID", "JSON", "BLOB", "BYTEA", "CITEXT")
+
+
+def text_is_value(type_name: str) -> bool:
+    """Whether a value of `type_name` has exactly one text (`TEXT_IS_VALUE_TYPES`), so that its texts are its
+    values.
+
+    >>> [text_is_value(t) for t in ("VARCHAR", "BIGINT", "TIMESTAMP WITH TIME ZONE", "DOUBLE", "VARCHAR[]",
+    ...                             "NUMRANGE", "16390")]
+    [True, True, True, False, False, False, False]
+    """
+    ty = type_name.upper()
+    return ty.startswith(TEXT_IS_VALUE_TYPES) and templates.COLUMN_TYPE.fullmatch(ty) is not None
+
+
 def compared_type(type_name: str) -> str | None:
     """The type a copied value of a column of `type_name` is compared in (`release.judged_attributes`), and
     its equal values grouped in (`FrequencySet._create_sensitive`); None: by its text.
