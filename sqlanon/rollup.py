@@ -23,16 +23,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .frequency import FrequencySet, NodeCounts, SparseCounts, _runs, _unpack, _unpack_columns
+from .frequency import (
+    FrequencySet,
+    NodeCounts,
+    SparseCounts,
+    _dense_space,
+    _runs,
+    _sum_packed,
+    _unpack,
+    _unpack_columns,
+)
 
 # the largest bottom frequency set fetched for rolling up in memory (cells = rows of the aggregate; about
 # 60 bytes each with a few attributes); larger ones are rolled up by the database, one GROUP BY per node
 MAX_CELLS = 2_000_000
 # cached cells across all nodes (least recently used dropped first)
 CACHE_CELLS = 20_000_000
-# a weighted sum by key goes dense (a bincount over the key space) up to this many slots per row, and sorts
-# beyond: measured on 30,000 rows, the dense pass costs as much as the sort at about 6 slots per row
-DENSE_SUM_SLOTS = 6
 
 
 class Cells:
@@ -86,12 +92,6 @@ def _pack(columns: list[np.ndarray] | np.ndarray, radices: list[int], rows: int)
     return key
 
 
-def _dense_space(radices: list[int], rows: int, slots: int = 16) -> int | None:
-    """The key space when a dense pass over it beats a sort (up to `slots` per row), else None."""
-    space = float(np.prod(radices, dtype=np.float64)) if radices else 1.0
-    return int(space) if space <= slots * rows + 1024 else None
-
-
 def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """(unique packed keys in ascending order, inverse index of every row) for rows of small integer codes
     (`_pack`). A dense bincount is used when the key space is small, a sort otherwise.
@@ -107,30 +107,6 @@ def _group(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, n
         return uniques, position[key]
     uniques, inverse = np.unique(key, return_inverse=True)
     return uniques, inverse.reshape(-1)
-
-
-def _sum_packed(key: np.ndarray, radices: list[int], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unique keys ascending, the sum of `n` per key) for keys packed in `radices`: one weighted bincount
-    over a small key space; else one sort of the keys with each row's count in their low bits (a plain sort,
-    several times cheaper than the argsort `np.unique` needs for the inverse index); else `np.unique`."""
-    rows = len(n)
-    space = _dense_space(radices, rows, DENSE_SUM_SLOTS)
-    if space is not None:
-        total = np.bincount(key, weights=n, minlength=space)
-        uniques = np.flatnonzero(total > 0)     # counts are >= 1: a cell is non-zero (a boolean scan is the fast one)
-        return uniques, total[uniques].astype(np.int64)
-    bits = int(n.max()).bit_length() if rows else 1
-    if float(np.prod(radices, dtype=np.float64)) * 2.0 ** bits < 2.0 ** 62:
-        v = (key << bits) | n
-        v.sort()
-        keys = v >> bits
-        change = np.empty(rows, dtype=bool)
-        change[:1] = True
-        np.not_equal(keys[1:], keys[:-1], out=change[1:])
-        starts = np.flatnonzero(change)
-        return keys[starts], np.add.reduceat(v & ((1 << bits) - 1), starts)
-    uniques, inverse = np.unique(key, return_inverse=True)
-    return uniques, np.bincount(inverse.reshape(-1), weights=n, minlength=len(uniques)).astype(np.int64)
 
 
 class GroupKeys:
