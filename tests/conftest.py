@@ -34,6 +34,7 @@ HOSPITAL_QIS = {"zip_code": {"hierarchy": str(HOSPITAL / "hierarchies" / "zip_co
 # checks that every name still names a test. tests/test_engines.py is marked `engines` as a whole, and so is
 # every other test that needs PostgreSQL or Spark (`needs_an_engine`, below).
 SLOW = {
+    "tests/test_maxent_release.py::test_bucketize_publishes_one_text_per_value_whatever_the_threads",  # 3.0 s
     "tests/test_imports.py::test_every_module_imports_first_in_a_fresh_interpreter",  # about 15 s
     "tests/test_optimum.py::test_release_is_the_brute_force_optimum_for_every_metric",  # about 25 s
     "tests/test_optimum.py::test_adult_seven_configurations_equal_arx_optimum",  # about 15 s

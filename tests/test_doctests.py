@@ -20,7 +20,6 @@ MODULES = [
     "sqlanon.metrics",
     "sqlanon.hierarchy",
     "sqlanon.models",
-    "sqlanon.models.base",
     "sqlanon.models.kanonymity",
     "sqlanon.models.ldiversity",
     "sqlanon.models.tcloseness",

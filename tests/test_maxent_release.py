@@ -16,6 +16,7 @@ from sqlanon.engine import wrap_connection
 from sqlanon.errors import DataError, PolicyError
 from sqlanon.maxent import Knowledge, MaxEnt, ReleaseTables, Rules, bucketize, open_release
 from sqlanon.maxent.anatomy import max_buckets, plan_buckets
+from sqlanon.maxent.knowledge import parse_knowledge
 from sqlanon.maxent.run import bucketized_release
 
 from conftest import ADULT, HOSPITAL
@@ -124,6 +125,17 @@ def test_bucketize_finds_a_value_not_counted_by_any_text(named):
     con.close()
 
 
+@pytest.mark.parametrize("named", ["nan", "12345", "abc"])
+def test_bucketize_refuses_a_value_not_counted_its_type_cannot_read(named):
+    """A name a DECIMAL(4, 2) cannot hold is no value of the column: the plain refusal, not the database's
+    conversion error."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE d AS SELECT i % 5 AS age, CAST(i % 3 AS DECIMAL(4, 2)) AS score FROM range(30) r(i)")
+    with pytest.raises(PolicyError, match=f"value '{named}' does not occur"):
+        bucketize(wrap_connection(con), "d", ["age"], "score", 2, "db", not_counted=[named])
+    con.close()
+
+
 def test_bucketize_writes_the_same_tables_whatever_the_row_order():
     """Rows alike but for the text of one value (age 0 with -0.0 and with 0.0) tie in every seeded order; the
     row's own text breaks the tie, so one seed gives the same tables from the rows in either order (before, the
@@ -143,11 +155,12 @@ def test_bucketize_writes_the_same_tables_whatever_the_row_order():
     con.close()
 
 
-def test_maxent_counts_equal_values_written_apart_once():
+@pytest.mark.parametrize("named", ["0.0", "-0.0", "-0"])
+def test_maxent_counts_equal_values_written_apart_once(named):
     """Privacy-MaxEnt reads a sensitive value by its type, as the privacy models and Anatomy count it: 0.0 and
     -0.0 are one value of the solver (before: two, and original records written with the other text were
-    lost), either text names it in background knowledge, and the estimate of the original records is exact
-    where the buckets say everything (each age's rows share one bucket here: estimation accuracy finite)."""
+    lost), knowledge may name it by any text the type calls equal, and the estimate of the original records
+    misses none (estimation accuracy finite). A name that is no value is still refused."""
     con = duckdb.connect()
     _zeros(con, "z")
     b = wrap_connection(con)
@@ -155,10 +168,33 @@ def test_maxent_counts_equal_values_written_apart_once():
     me = MaxEnt(b, bucketized_release(b, "zb", ["age"], "score"))
     p = me.problem
     assert p.s_values == ["-0.0", "1.5", "2.5"] and p.N == 40
-    assert p.s_codes["0.0"] == p.s_codes["-0.0"] == 0
-    accuracy = me.accuracy(me.solve())
+    knowledge = parse_knowledge([{"given": {"age": 0}, "sensitive": named, "at_most": 0.4}])
+    result = me.solve(knowledge)
+    assert result.solution.converged
+    assert result.posterior_of({"age": 0})["-0.0"] <= 0.4 + 1e-6 < result.posterior_of({"age": 0}, baseline=True)["-0.0"]
+    accuracy = me.accuracy(result)
     assert accuracy["cells_estimated_impossible"] == 0 and np.isfinite(accuracy["estimation_accuracy"])
+    for wrong in ("3.5", "zero"):
+        with pytest.raises(PolicyError, match=f"value '{wrong}' of score does not occur"):
+            me.solve(parse_knowledge([{"given": {"age": 0}, "sensitive": wrong, "at_most": 0.4}]))
     con.close()
+
+
+def test_bucketize_publishes_one_text_per_value_whatever_the_threads():
+    """The sensitive table writes each value of a bucket by its least text there, so many threads meeting the rows
+    in any order write one table (before, the grouping kept whichever text of zero it met first)."""
+    tables = set()
+    for trial in range(4):
+        con = duckdb.connect()
+        con.execute("SET threads = 8")
+        con.execute(f"CREATE TABLE src AS SELECT i % 97 AS age, CASE WHEN i % 10 < 3 THEN CAST('-0.0' AS DOUBLE) "
+                    f"WHEN i % 10 < 6 THEN 0.0 WHEN i % 10 < 8 THEN 1.5 ELSE 2.5 END AS score FROM range(300000) r(i) "
+                    f"ORDER BY hash(i + {trial})")
+        bucketize(wrap_connection(con), "src", ["age"], "score", 2, "rb", not_counted=["0.0"])
+        st = con.execute("SELECT bucket, CAST(score AS VARCHAR), count FROM rb_st ORDER BY 1, 2").fetchall()
+        tables.add(tuple(st))
+        con.close()
+    assert len(tables) == 1 and {text for _, text, _ in next(iter(tables))} == {"-0.0", "1.5", "2.5"}
 
 
 def test_bucketize_is_deterministic_and_samples_buckets(adult_con):

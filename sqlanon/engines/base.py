@@ -293,7 +293,9 @@ class Backend:
         that the hierarchies, the sensitive domain or the entity key keep apart. `what` names the relation in the
         message; `columns`: its (name -> type), when already read."""
         types = columns if columns is not None else dict(self.columns(relation))
-        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")]
+        # scalar text columns only: a list of texts (VARCHAR[]) takes no collation
+        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")
+                and templates.COLUMN_TYPE.fullmatch(types[n].upper())]
         refused = {n for n in names if types.get(n, "").upper() in CASELESS_TYPES}
         refused.update(self.collated_columns(relation, text))
         collated = [n for n in names if n in refused]

@@ -165,23 +165,36 @@ ANY_NUMERIC_DIGITS = ["1000", "500"]
 ANY_NUMERIC = f"DECIMAL({', '.join(ANY_NUMERIC_DIGITS)})"
 
 
-# a word of EQUAL_UNLIKE_TYPES anywhere in a type's name: a nested type (DuckDB's DOUBLE[] and STRUCT(x DOUBLE),
-# PostgreSQL's DOUBLE PRECISION[], Spark's ARRAY<DOUBLE>) holding such values
+# a word of EQUAL_UNLIKE_TYPES in a type's name: a nested type (DuckDB's DOUBLE[] and STRUCT(x DOUBLE), PostgreSQL's
+# DOUBLE PRECISION[], Spark's ARRAY<DOUBLE>) holding such values; read once the names that are not types are gone
 _EQUAL_UNLIKE_WORD = re.compile(r"\b(" + "|".join(EQUAL_UNLIKE_TYPES) + r")\d*\b", re.IGNORECASE)
+# what in a nested type's name is not a type: quoted literals and names (an ENUM's labels, DuckDB's "interval"
+# field), Spark's field names (STRUCT<REAL:STRING>) and DuckDB's unquoted ones (STRUCT(x DOUBLE): the first word
+# of a field when another word follows it)
+_NOT_TYPES = (re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""), re.compile(r"(?<=[<,])\s*\w+\s*:"),
+              re.compile(r"(?<=[(,])\s*\w+\s+(?=[A-Za-z])"))
 
 
 def nested_equal_unlike(type_name: str) -> bool:
     """Whether `type_name` is a nested type (a list, an array, a struct, a map) that holds values of an
     `EQUAL_UNLIKE_TYPES` type: equal values whose texts differ ([0.0] and [-0.0]), which sqlanon, comparing a
     nested value by its text, would count apart. (`compared_type` compares scalars only: a nested type's name
-    is not one that can be written into a template safely, and Spark cannot cast a text to an array.)
+    is not one that can be written into a template safely, and Spark cannot cast a text to an array.) An enum's
+    labels and a struct's field names are not read as types.
 
     >>> [nested_equal_unlike(t) for t in ("DOUBLE[]", "STRUCT(x DECIMAL(9,2))", "ARRAY<DOUBLE>", "INTEGER[]",
-    ...                                   "DOUBLE", "VARCHAR[]")]
-    [True, True, True, False, False, False]
+    ...                                   "DOUBLE", "VARCHAR[]", "MAP(VARCHAR, DOUBLE)", "STRUCT(a STRUCT(b FLOAT))")]
+    [True, True, True, False, False, False, True, True]
+    >>> [nested_equal_unlike(t) for t in ("ENUM('single', 'double')", 'STRUCT("interval" VARCHAR, dose INTEGER)',
+    ...                                   "STRUCT<REAL:STRING>", "STRUCT(real VARCHAR)", "STRUCT<X:DOUBLE>")]
+    [False, False, False, False, True]
     """
     ty = type_name.upper()
-    return not templates.COLUMN_TYPE.fullmatch(ty) and bool(_EQUAL_UNLIKE_WORD.search(ty))
+    if templates.COLUMN_TYPE.fullmatch(ty) or ty.startswith("ENUM"):
+        return False
+    for pattern in _NOT_TYPES:
+        ty = pattern.sub(" ", ty)
+    return bool(_EQUAL_UNLIKE_WORD.search(ty))
 
 
 # scalar column types (as `Backend.columns` names them) whose text is their value: one text per value, on every

@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 import numpy as np
 import pandas as pd
 
-from ..engines.base import is_numeric_type
 from ..errors import DataError, PolicyError
-from ..frequency import equal_value_classes
+from ..frequency import values_named
 from .tables import atomic_tables, check_name, tmp_name
 
 DEFAULT_SEED = "20080609"      # SIGMOD 2008, June 9: the seed of the within-value row order
@@ -189,28 +187,14 @@ def source_plan(backend, source: str, sensitive: str, l: int, not_counted=(), mo
 
 
 def _named_values(backend, source: str, sensitive: str, names: list[str], values: list[str]) -> list[str]:
-    """Values named in `names` (not_counted) as `anatomy_values` names them (`values`): a name may be another text
-    of a value ('-0.0' of the value 0.0; `frequency.equal_value_classes`). Names that are no value stay as
-    given, for `plan_buckets` to refuse."""
-    unknown = [n for n in names if n not in set(values)]
-    if not unknown:
+    """Values named in `names` (not_counted) as `anatomy_values` names them (`values`): a name may be any text of
+    a value the column's type calls equal ('0.0' of the value '-0.0': `frequency.values_named`). Names that are
+    no value stay as given, for `plan_buckets` to refuse."""
+    if all(n in set(values) for n in names):
         return names
     column_type = dict(backend.columns(source)).get(sensitive, "")
-    if is_numeric_type(column_type):        # a text that is no number is no value (the cast would fail)
-        unknown = [n for n in unknown if _is_number(n)]
-    classes = equal_value_classes(backend, "__sqlanon_anatomy_names", column_type, sorted({*values, *unknown}))
-    backend.execute("drop_relation.sql", name="__sqlanon_anatomy_names", kind="TABLE")
-    known = set(values)
-    value_of = {t: next((m for m in members if m in known), None) for members in classes.values() for t in members}
-    return [value_of.get(n) or n for n in names]
-
-
-def _is_number(text: str) -> bool:
-    try:
-        Decimal(text)
-    except ArithmeticError:
-        return False
-    return True
+    found = values_named(backend, "__sqlanon_anatomy_names", column_type, names, values)
+    return [found.get(n, n) for n in names]
 
 
 def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str, l: int, name: str,

@@ -69,11 +69,11 @@ class Problem:
     cell_nq: np.ndarray                   # n(q, b) of the cell's q in its bucket
     cell_ns: np.ndarray                   # n(s, b)
     tables: dict = field(default_factory=dict)   # temporary tables holding the codes (for the outputs)
-    s_aliases: dict = field(default_factory=dict)  # every text of a sensitive value -> its code (-0.0 of 0.0)
 
     def __post_init__(self):
         self.attr_codes = [{v: i for i, v in enumerate(vals)} for vals in self.attr_values]
-        self.s_codes = {**self.s_aliases, **{v: i for i, v in enumerate(self.s_values)}}
+        # sensitive value text -> code; other texts of a value are added as knowledge names them (`MaxEnt.resolve`)
+        self.s_codes = {v: i for i, v in enumerate(self.s_values)}
         Q, S, B = self.q_count, len(self.s_values), len(self.bucket_labels)
         _, self.cell_qb = np.unique(self.cell_b * Q + self.cell_q, return_inverse=True)
         _, self.cell_sb = np.unique(self.cell_b * S + self.cell_s, return_inverse=True)
@@ -184,8 +184,6 @@ def load_problem(backend, release: ReleaseTables, prefix: str = PREFIX) -> Probl
         rows = backend.fetchall("maxent_map_values.sql", map=m)
         attr_values.append([v for v, _ in rows])
     s_values = [v for v, _ in backend.fetchall("maxent_map_values.sql", map=smap)]
-    s_aliases = {v: int(code) for v, code in backend.fetchall("maxent_value_texts.sql", map=smap,
-                                                              column=release.sensitive, relation=release.st)}
     labels = backend.fetchnumpy("maxent_map_values.sql", map=t["buckets"], value="label", code="b")["label"]
     qd = backend.fetchnumpy("select_all.sql", relation=t["q"])
     q_codes = (np.column_stack([np.asarray(qd[f"a{i}"], dtype=np.int64) for i in range(len(qis))])
@@ -197,7 +195,7 @@ def load_problem(backend, release: ReleaseTables, prefix: str = PREFIX) -> Probl
         raise DataError(f"the release {release.qit} has no records")
     b, q, s, nq, ns = (np.asarray(cells[k], dtype=np.int64) for k in ("b", "q", "s", "nq", "ns"))
     problem = Problem(qis, release.sensitive, attr_values, s_values, q_codes, np.asarray(labels), b, q, s, nq, ns,
-                      tables={**t, "maps": maps, "smap": smap, "truth_rows": release.truth}, s_aliases=s_aliases)
+                      tables={**t, "maps": maps, "smap": smap, "truth_rows": release.truth})
     if release.truth is not None:
         # the original's per-(q, s) counts stay in the database (accuracy and rules are SQL over them)
         backend.execute("maxent_qb.sql", out=t["truth"], rows=release.truth, buckets=None, cols=cols,

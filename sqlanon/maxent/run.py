@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, PolicyError
+from ..frequency import values_named
 from .invariants import PREFIX, Problem, ReleaseTables, load_problem
 from .knowledge import Knowledge, Rules, build_system
 from .rules import MinedRule, mine_rules
@@ -138,7 +139,21 @@ class MaxEnt:
                 items += [r.conditional() for r in rules]
             else:
                 items.append(item)
+        self._name_sensitive_values(items)
         return items, mined
+
+    def _name_sensitive_values(self, items: list) -> None:
+        """Let the knowledge name a sensitive value by any text its column's type calls equal ('0.0' of the value
+        the release names '-0.0': `frequency.values_named`); names that are no value are left for the knowledge
+        to refuse."""
+        codes = self.problem.s_codes
+        names = [str(v) for item in items for v in getattr(item, "values", ()) if str(v) not in codes]
+        if not names:
+            return
+        column_type = dict(self.backend.columns(self.release.st)).get(self.release.sensitive, "")
+        for name, value in values_named(self.backend, f"{self.prefix}_names", column_type, names,
+                                        self.problem.s_values).items():
+            codes[name] = codes[value]
 
     def solve(self, knowledge: Knowledge | None = None, relevant: str | None = None) -> MaxEntResult:
         t0 = time.perf_counter()

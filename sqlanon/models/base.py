@@ -53,14 +53,6 @@ class SensitiveDomain:
             return self.aliases[str(label)]
         raise KeyError(label)
 
-    def texts(self, code: int) -> list[str]:
-        """Every text of the value of `code`: its label, then its other texts (`aliases`).
-
-        >>> SensitiveDomain("x", ("0.0", "1.5"), aliases={"-0.0": 0}).texts(0)
-        ['0.0', '-0.0']
-        """
-        return [str(self.values[code]), *(t for t, c in self.aliases.items() if c == code)]
-
 
 def counts_matrix(counts, dtype=np.float64, check_negative: bool = False) -> np.ndarray:
     """Per-block counts as a 2-D array (B, m) of `dtype` (None: as given); a 1-D array is one block."""
