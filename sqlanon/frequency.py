@@ -371,33 +371,49 @@ def values_named(backend: Backend, table: str, column_type: str, names: Sequence
     """Each of `names` that is another text of one of `values` (the texts a domain names its values by) in a
     column of `column_type` -> that value ('0.0' -> '-0.0' of a float: `equal_value_classes`, in the table
     `table`, dropped after). A name is its own value when listed; a name that is no text of the type (it does
-    not cast: 'nan' for a DECIMAL) or equal to none of `values` is left out, for the caller to refuse. Any
-    text the type calls equal names the value, '-0' as well as '0.0'.
+    not cast: 'nan' for a DECIMAL), that a decimal type would round ('1.004' of a DECIMAL(4, 2)) or that is
+    equal to none of `values` is left out, for the caller to refuse. Any text the type calls equal names the
+    value, '-0' as well as '0.0'.
 
     >>> from sqlanon.engines.duckdb import connect
     >>> with connect() as backend:
     ...     values_named(backend, "t", "DOUBLE", ["0.0", "-0", "1.5", "nan", "zero"], ["-0.0", "1.5"])
     {'0.0': '-0.0', '-0': '-0.0', '1.5': '1.5'}
+    >>> with connect() as backend:
+    ...     values_named(backend, "t", "DECIMAL(4,2)", ["1", "1.004", "nan"], ["1.00", "2.50"])
+    {'1': '1.00'}
     """
     known = set(values)
-    out: dict[str, str] = {}
-    for name in dict.fromkeys(names):
-        if name in known:
-            out[name] = name
-            continue
-        if compared_type(column_type) is None:
-            continue
-        try:        # one name at a time: a name the type does not read fails its own query only
-            classes = equal_value_classes(backend, table, column_type, [*values, name])
-        except DataError:
-            continue
-        finally:
-            backend.execute("drop_relation.sql", name=table, kind="TABLE")
-        value = next((next((m for m in members if m in known), None) for members in classes.values()
-                      if name in members), None)
-        if value is not None:
-            out[name] = value
-    return out
+    unknown = list(dict.fromkeys(n for n in names if n not in known))
+    found: dict[str, str] = {}
+    if unknown and compared_type(column_type) is not None:
+        def classes(texts: list[str]) -> dict[str, list[str]] | None:
+            try:
+                return equal_value_classes(backend, table, column_type, texts)
+            except DataError:       # a name the type does not read
+                return None
+            finally:
+                backend.execute("drop_relation.sql", name=table, kind="TABLE")
+        # all the names in one query; when one does not cast, each in its own
+        every = classes([*values, *unknown])
+        batches: list[dict[str, list[str]] | None] = ([every] if every is not None else
+                                                      [classes([*values, n]) for n in unknown])
+        for batch in batches:
+            for members in (batch or {}).values():
+                value = next((m for m in members if m in known), None)
+                found.update({m: value for m in members if value is not None and m not in known})
+    if column_type.upper().startswith(("DECIMAL", "NUMERIC")):      # no rounding onto a value
+        found = {n: v for n, v in found.items() if _same_decimal(n, v)}
+    return {n: (n if n in known else found[n]) for n in dict.fromkeys(names) if n in known or n in found}
+
+
+def _same_decimal(a: str, b: str) -> bool:
+    """Whether two texts are the same decimal number exactly (NaN the same as NaN)."""
+    try:
+        x, y = Decimal(a), Decimal(b)
+    except ArithmeticError:
+        return False
+    return (x.is_nan() and y.is_nan()) or (not x.is_nan() and not y.is_nan() and x == y)
 
 
 def _distinct_values_many(backend: Backend, source: str, columns: list[str]) -> dict[str, list[str]]:
@@ -622,9 +638,12 @@ class FrequencySet:
         engine does (`_value_classes` groups those of `compared_type`'s scalar types): a nested type holding
         floats, decimals or intervals ([0.0] and [-0.0]: `dialects.nested_equal_unlike`), whatever the data; and
         any other type whose texts are not known to be its values (`dialects.text_is_value`: a PostgreSQL
-        composite or range, a list) when the data holds more texts than values (`value_text_counts.sql`, one
-        scan of the source for such a column only). Counted by text, such values would be distinct sensitive
-        values to the privacy models while an attacker sees one."""
+        composite or range, a list) when the data's distinct texts are not its distinct values
+        (`value_text_counts.sql`, one scan of the source for such a column only). Counted by text, equal values
+        written apart would be distinct sensitive values to the privacy models while an attacker sees one; and
+        distinct values written alike (a union's 1 and '1') one value, which l-diversity would count on the safe
+        side but t-closeness would not: the release publishes them apart, and their distributions differ from
+        the ones judged."""
         way_out = "select it as scalar columns, or as text if its texts are its values, in a source query"
         if nested_equal_unlike(column_type):
             raise DataError(f"sensitive: column '{name}' is of the nested type {column_type}, whose equal values may "
@@ -633,11 +652,15 @@ class FrequencySet:
         if text_is_value(column_type) or compared_type(column_type) is not None:
             return
         values, texts = self.backend.fetchrow("value_text_counts.sql", source=self.source, column=name)
-        # fewer texts than values (a union's 1 and '1') merges values: fewer distinct values, the safe side
-        if int(texts) > int(values):
-            raise DataError(f"sensitive: column '{name}' (type {column_type}) has {int(texts) - int(values)} more "
-                            f"distinct text(s) than values: equal values written apart, which would be counted as "
-                            f"distinct sensitive values; {way_out}")
+        values, texts = int(values), int(texts)
+        if texts > values:
+            raise DataError(f"sensitive: column '{name}' (type {column_type}) has {texts - values} more distinct "
+                            f"text(s) than values: equal values written apart, which would be counted as distinct "
+                            f"sensitive values; {way_out}")
+        if texts < values:
+            raise DataError(f"sensitive: column '{name}' (type {column_type}) has {values - texts} more distinct "
+                            f"value(s) than texts: distinct values written alike (1 and '1'), which would be counted "
+                            f"as one sensitive value; {way_out}")
 
     def _create_sensitive(self, index: int, name: str, spec: dict | None, column_type: str,
                           values: list[str]) -> Sensitive:

@@ -600,6 +600,41 @@ def test_spark_equal_sensitive_values_are_one_value(spark, tmp_path):
     assert _equal_values_run("spark", "equal_double", tmp_path) == (3, {"age": 2})
 
 
+@pytest.mark.parametrize("engine", ["postgres", "spark"])
+def test_anatomy_and_maxent_count_zero_once_on_each_engine(engine, request, tmp_path):
+    """Anatomy's sensitive table and Privacy-MaxEnt on PostgreSQL's float8 and Spark's double, zero written -0 and
+    0: one value, written as its least text in every bucket (`anatomy_st.sql` with `written_apart`), and MaxEnt's
+    three values estimate the original records without an impossible cell."""
+    from sqlanon.maxent import MaxEnt
+    from sqlanon.maxent.anatomy import bucketize_policy
+    from sqlanon.maxent.run import open_release
+    request.getfixturevalue(engine)
+    case = "postgres float8" if engine == "postgres" else "spark double"
+    table = f"zeros_{engine}"
+    if engine == "postgres":
+        import psycopg
+        with psycopg.connect(request.getfixturevalue("postgres").main_dsn, autocommit=True) as con:
+            con.execute(f"DROP TABLE IF EXISTS {table}, zb_qit, zb_st, zb_private")
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM (VALUES {_equal_values_rows(case)}) AS v(age, score)")
+    else:
+        spark = request.getfixturevalue("spark")
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        spark.sql(f"CREATE TABLE {table} USING parquet AS SELECT * FROM VALUES {_equal_values_rows(case)} AS v(age, score)")
+    policy = load_policy({"source": _source(engine, table), "sensitive": ["score"], "privacy": {"k": 2},
+                          "quasi_identifiers": {"age": {"hierarchy": "intervals", "widths": [10]}},
+                          "release": {"name": f"{table}_rel"}}, base_dir=tmp_path)
+    bucketize_policy(policy, 2, "zb")
+    with open_release(policy, buckets="zb") as (backend, release):
+        zeros = {str(v) for b, v, n in backend.fetchall("select_all.sql", relation="zb_st") if float(v) == 0}
+        assert len(zeros) == 1
+        me = MaxEnt(backend, release)
+        assert len(me.problem.s_values) == 3 and me.problem.N == 12
+    with open_release(policy, node={"age": 1}) as (backend, release):
+        me = MaxEnt(backend, release)
+        accuracy = me.accuracy(me.solve())
+        assert len(me.problem.s_values) == 3 and accuracy["cells_estimated_impossible"] == 0
+
+
 def test_postgres_nested_sensitive_floats_are_refused(postgres, tmp_path):
     """An array of float8 holds [0] and [-0], equal but written apart: refused as on DuckDB
     (tests/test_sensitive_values.py), by the type name PostgreSQL's driver gives."""

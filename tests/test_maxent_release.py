@@ -125,10 +125,10 @@ def test_bucketize_finds_a_value_not_counted_by_any_text(named):
     con.close()
 
 
-@pytest.mark.parametrize("named", ["nan", "12345", "abc"])
+@pytest.mark.parametrize("named", ["nan", "12345", "abc", "1.004"])
 def test_bucketize_refuses_a_value_not_counted_its_type_cannot_read(named):
     """A name a DECIMAL(4, 2) cannot hold is no value of the column: the plain refusal, not the database's
-    conversion error."""
+    conversion error; nor is one it would round onto a value (1.004 onto 1.00)."""
     con = duckdb.connect()
     con.execute("CREATE TABLE d AS SELECT i % 5 AS age, CAST(i % 3 AS DECIMAL(4, 2)) AS score FROM range(30) r(i)")
     with pytest.raises(PolicyError, match=f"value '{named}' does not occur"):
@@ -165,6 +165,9 @@ def test_maxent_counts_equal_values_written_apart_once(named):
     _zeros(con, "z")
     b = wrap_connection(con)
     bucketize(b, "z", ["age"], "score", 2, "zb")
+    # every bucket writes zero as the table's least text, also one whose zero row was 0.0
+    assert con.execute("SELECT DISTINCT CAST(score AS VARCHAR) FROM zb_st WHERE score = 0").fetchall() == [("-0.0",)]
+    assert con.execute("SELECT COUNT(*) FROM zb_private WHERE CAST(score AS VARCHAR) = '0.0'").fetchone()[0] > 0
     me = MaxEnt(b, bucketized_release(b, "zb", ["age"], "score"))
     p = me.problem
     assert p.s_values == ["-0.0", "1.5", "2.5"] and p.N == 40
@@ -181,8 +184,9 @@ def test_maxent_counts_equal_values_written_apart_once(named):
 
 
 def test_bucketize_publishes_one_text_per_value_whatever_the_threads():
-    """The sensitive table writes each value of a bucket by its least text there, so many threads meeting the rows
-    in any order write one table (before, the grouping kept whichever text of zero it met first)."""
+    """The sensitive table writes each value by its least text in the whole table, so many threads meeting the rows
+    in any order write one table (before, the grouping kept whichever text of zero it met first), and no bucket
+    tells which text its rows had (a bucket of only 0.0 rows writes -0.0 too)."""
     tables = set()
     for trial in range(4):
         con = duckdb.connect()

@@ -195,11 +195,11 @@ NESTED = {
     "ENUM('single', 'double', 'suite')": ("'single'", "'double'", "'suite'"),
     'STRUCT("interval" VARCHAR, dose INTEGER)': ("{'interval': 'a', 'dose': 1}", "{'interval': 'b', 'dose': 1}",
                                                  "{'interval': 'c', 'dose': 2}"),
-    # distinct values with one text (1 and '1'): counted by text they are one, fewer values, the safe side
+    # distinct values with one text (1 and '1'): counted by text they would be one value, which t-closeness does
+    # not judge on the safe side; refused by the data (value_text_counts.sql)
     "UNION(num INTEGER, txt VARCHAR)": ("1::INTEGER", "'1'::VARCHAR", "2::INTEGER"),
 }
-RUN = {"INTEGER[]", "VARCHAR[]", "ENUM('single', 'double', 'suite')", 'STRUCT("interval" VARCHAR, dose INTEGER)',
-       "UNION(num INTEGER, txt VARCHAR)"}
+RUN = {"INTEGER[]", "VARCHAR[]", "ENUM('single', 'double', 'suite')", 'STRUCT("interval" VARCHAR, dose INTEGER)'}
 
 
 @pytest.mark.parametrize("column_type", list(NESTED))
@@ -226,7 +226,9 @@ def test_nested_sensitive_columns_holding_floats_are_refused(column_type, tmp_pa
         return
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and f"column 'score' is of the nested type {column_type}" in lines[0], result.output
+    expected = ("has 1 more distinct value(s) than texts" if column_type.startswith("UNION") else
+                f"column 'score' is of the nested type {column_type}")
+    assert len(lines) == 1 and expected in lines[0], result.output
 
 
 def test_a_hierarchy_may_not_give_one_value_two_ancestries(tmp_path):

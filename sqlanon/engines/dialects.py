@@ -168,11 +168,11 @@ ANY_NUMERIC = f"DECIMAL({', '.join(ANY_NUMERIC_DIGITS)})"
 # a word of EQUAL_UNLIKE_TYPES in a type's name: a nested type (DuckDB's DOUBLE[] and STRUCT(x DOUBLE), PostgreSQL's
 # DOUBLE PRECISION[], Spark's ARRAY<DOUBLE>) holding such values; read once the names that are not types are gone
 _EQUAL_UNLIKE_WORD = re.compile(r"\b(" + "|".join(EQUAL_UNLIKE_TYPES) + r")\d*\b", re.IGNORECASE)
-# what in a nested type's name is not a type: quoted literals and names (an ENUM's labels, DuckDB's "interval"
-# field), Spark's field names (STRUCT<REAL:STRING>) and DuckDB's unquoted ones (STRUCT(x DOUBLE): the first word
-# of a field when another word follows it)
-_NOT_TYPES = (re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""), re.compile(r"(?<=[<,])\s*\w+\s*:"),
-              re.compile(r"(?<=[(,])\s*\w+\s+(?=[A-Za-z])"))
+# what in a nested type's name is not a type: Spark's field names (STRUCT<REAL:STRING>, written unquoted, whatever
+# they hold: OWNER'S); in DuckDB's and PostgreSQL's names, quoted literals and names (an ENUM's labels, DuckDB's
+# "interval" field) and unquoted field names (STRUCT(x DOUBLE): the first word of a field when a word follows it)
+_SPARK_FIELD_NAMES = re.compile(r"(?<=[<,])[^<>,:]*:")
+_NOT_TYPES = (re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""), re.compile(r"(?<=[(,])\s*\w+\s+(?=[A-Za-z])"))
 
 
 def nested_equal_unlike(type_name: str) -> bool:
@@ -186,14 +186,18 @@ def nested_equal_unlike(type_name: str) -> bool:
     ...                                   "DOUBLE", "VARCHAR[]", "MAP(VARCHAR, DOUBLE)", "STRUCT(a STRUCT(b FLOAT))")]
     [True, True, True, False, False, False, True, True]
     >>> [nested_equal_unlike(t) for t in ("ENUM('single', 'double')", 'STRUCT("interval" VARCHAR, dose INTEGER)',
-    ...                                   "STRUCT<REAL:STRING>", "STRUCT(real VARCHAR)", "STRUCT<X:DOUBLE>")]
-    [False, False, False, False, True]
+    ...                                   "STRUCT<REAL:STRING>", "STRUCT(real VARCHAR)", "STRUCT<X:DOUBLE>",
+    ...                                   "STRUCT<OWNER'S:STRING,SCORE:DOUBLE,O'CLOCK:INT>")]
+    [False, False, False, False, True, True]
     """
     ty = type_name.upper()
     if templates.COLUMN_TYPE.fullmatch(ty) or ty.startswith("ENUM"):
         return False
-    for pattern in _NOT_TYPES:
-        ty = pattern.sub(" ", ty)
+    if "<" in ty:           # Spark's simpleString: no quotes, field names before a colon
+        ty = _SPARK_FIELD_NAMES.sub(" ", ty)
+    else:
+        for pattern in _NOT_TYPES:
+            ty = pattern.sub(" ", ty)
     return bool(_EQUAL_UNLIKE_WORD.search(ty))
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import values_named
 from .tables import atomic_tables, check_name, tmp_name
@@ -157,7 +158,8 @@ class BucketizedRelease:
                 "rows": self.rows, "source_rows": self.source_rows, "left_out": dict(self.left_out)}
 
 
-def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: str) -> None:
+def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: str) -> dict[str, str]:
+    """The source's columns (name -> type), once the policy's are found in it without NULLs."""
     columns = dict(backend.columns(source))
     for fieldname, names in (("quasi_identifiers", qis), ("sensitive", [sensitive])):
         for c in names:
@@ -171,6 +173,7 @@ def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: 
         if n:
             raise DataError(f"column '{c}' has {n} NULL value(s); a bucketized release needs every quasi-identifier "
                             "and sensitive value present: filter them out with a source query")
+    return columns
 
 
 def source_plan(backend, source: str, sensitive: str, l: int, not_counted=(), most_frequent_not_counted: bool = False,
@@ -213,7 +216,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
         raise PolicyError("quasi_identifiers", "name at least one quasi-identifier")
     if sensitive in qis:
         raise PolicyError("sensitive", f"column '{sensitive}' is also a quasi-identifier")
-    _check_columns(backend, source, qis, sensitive, label or source)
+    column_type = _check_columns(backend, source, qis, sensitive, label or source)[sensitive]
     plan = source_plan(backend, source, sensitive, l, not_counted, most_frequent_not_counted, exact_size, label)
     nc = [v for v, c in zip(plan.values, plan.counted) if not c]
     groups = pd.DataFrame({"value": plan.values, "start": plan.starts.astype(np.int64),
@@ -232,7 +235,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
     with atomic_tables(backend, names, name, "bucketized", policy=policy, sources=[source]):
         backend.execute("anatomy_qit.sql", name=tmp_name(names[0]), assigned=assigned, qis=qis)
         backend.execute("anatomy_st.sql", name=tmp_name(names[1]), assigned=assigned, sensitive=sensitive,
-                            temp=False)
+                        written_apart=compared_type(column_type) is not None, temp=False)
         if private:
             backend.execute("anatomy_private.sql", name=tmp_name(names[2]), assigned=assigned, sensitive=sensitive)
     released = int(backend.fetchrow("count_rows.sql", relation=names[0])[0])

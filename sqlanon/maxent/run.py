@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import values_named
 from .invariants import PREFIX, Problem, ReleaseTables, load_problem
@@ -333,7 +334,9 @@ def open_release(policy, buckets: str | None = None, node: dict | None = None, d
         run.backend.execute("maxent_generalized_rows.sql", out=rows, source=run.source, qis=run.fs.qis,
                             sensitive=sensitive, node=[(run.fs.qi(q), lvl) for q, lvl in levels.items()],
                             suppressed=supp)
-        run.backend.execute("anatomy_st.sql", name=st, assigned=rows, sensitive=sensitive, temp=True)
+        column_type = dict(run.backend.columns(run.source)).get(sensitive, "")
+        run.backend.execute("anatomy_st.sql", name=st, assigned=rows, sensitive=sensitive, temp=True,
+                            written_apart=compared_type(column_type) is not None)
         yield run.backend, ReleaseTables(rows, st, rows, qis, sensitive, "generalized", pol.release.name,
                                          dict(levels), run)
     finally:
