@@ -149,7 +149,8 @@ def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "
         raise PolicyError("--group-level", f"groups file {path} has levels 1 to {table.height}; got {level}")
     group_of = dict(zip(table.values, table.labels[level]))
     groups = _value_groups(group_of, values, aliases, f"groups file {path}", attribute)
-    names = [g for g in dict.fromkeys(group_of.values()) if g in set(groups)]      # in file order
+    used = set(groups)
+    names = [g for g in dict.fromkeys(group_of.values()) if g in used]      # in file order
     return np.asarray([names.index(g) for g in groups], dtype=np.int64), names
 
 

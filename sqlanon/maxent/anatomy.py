@@ -193,7 +193,8 @@ def _named_values(backend, source: str, sensitive: str, names: list[str], values
     """Values named in `names` (not_counted) as `anatomy_values` names them (`values`): a name may be any text of
     a value the column's type calls equal ('0.0' of the value '-0.0': `frequency.values_named`). Names that are
     no value stay as given, for `plan_buckets` to refuse."""
-    if all(n in set(values) for n in names):
+    known = set(values)
+    if all(n in known for n in names):      # no catalog read, no query
         return names
     column_type = dict(backend.columns(source)).get(sensitive, "")
     found = values_named(backend, "__sqlanon_anatomy_names", column_type, names, values)
