@@ -4,8 +4,8 @@
    and -0.0 of a float, one value as the engine groups it), a value is written in every bucket as its least text
    in the whole table: not as whichever row a grouping met first (one seed, one table, whatever the threads), and
    not as a bucket's own rows write it (which would tell which rows were -0.0). The rows are grouped by value and
-   text first, and the rest runs over those groups; casting every row to text costs about 4 times the plain
-   GROUP BY, so other columns keep it. #}
+   text first, and the rest runs over those groups; casting every row to text costs 2.7 times the plain
+   GROUP BY (benchmarks/bench_anatomy_st.py, RESULTS-maxent.md), so other columns keep it. #}
 CREATE OR REPLACE {% if temp %}TEMPORARY {% endif %}TABLE {{ name | ident }} AS
 {% if not written_apart %}
 SELECT "bucket", {{ sensitive | ident }}, COUNT(*) AS "count"
