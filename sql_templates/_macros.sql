@@ -128,3 +128,10 @@ SELECT {{ sensitive | ident }} AS "typed", MIN(CAST({{ sensitive | ident }} AS V
 FROM {{ source | ident }}
 GROUP BY {{ sensitive | ident }}
 {%- endmacro %}
+
+{# A sum of DOUBLE terms that is the same in every run: each term rounded to DECIMAL(38, 20) and added exactly,
+   so the engine's order of adding (which a parallel aggregate varies from run to run) cannot change the last
+   digits. Terms and sums must stay below 1e18 in magnitude; 1e-20 is below a double's resolution at 1e-4. #}
+{% macro exact_sum(expr) -%}
+CAST(SUM(CAST({{ expr }} AS DECIMAL(38, 20))) AS DOUBLE)
+{%- endmacro %}

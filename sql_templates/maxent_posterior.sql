@@ -1,9 +1,11 @@
 {# Privacy-MaxEnt's answer: P*(S | Q) (Section 3.1: sum over the buckets of P*(q, s, b), over P(q)), one row
    per quasi-identifier value and sensitive value it may hold, with the estimate without knowledge beside
-   it (Theorem 5's closed form). Values are shown as text. #}
+   it (Theorem 5's closed form). Values are shown as text.
+   Sums are exact (`exact_sum`): the same in every run. #}
+{% from "_macros.sql" import exact_sum %}
 CREATE OR REPLACE TABLE {{ name | ident }} AS
 WITH est AS (
-    SELECT "q", "s", SUM("x") AS "x", SUM("x0") AS "x0"
+    SELECT "q", "s", {{ exact_sum('"x"') }} AS "x", {{ exact_sum('"x0"') }} AS "x0"
     FROM {{ estimate | ident }}
     GROUP BY "q", "s"
 ), qn AS (

@@ -1,10 +1,12 @@
 {# Privacy-MaxEnt risk per quasi-identifier value (P*(s | q)) or, with per_bucket, per published record
    group (P*(s | q, b): the records of bucket b with quasi-identifier q, what an adversary who links a person
    to those rows learns): the largest posterior, its value (ties: the first value), and the entropy
-   -sum p ln p in nats; the same without knowledge (Theorem 5) beside them. #}
+   -sum p ln p in nats; the same without knowledge (Theorem 5) beside them.
+   Sums are exact (`exact_sum`): the same in every run. #}
+{% from "_macros.sql" import exact_sum %}
 CREATE OR REPLACE TABLE {{ name | ident }} AS
 WITH est AS (
-    SELECT {% if per_bucket %}"b", {% endif %}"q", "s", SUM("x") AS "x", SUM("x0") AS "x0"
+    SELECT {% if per_bucket %}"b", {% endif %}"q", "s", {{ exact_sum('"x"') }} AS "x", {{ exact_sum('"x0"') }} AS "x0"
     FROM {{ estimate | ident }}
     GROUP BY {% if per_bucket %}"b", {% endif %}"q", "s"
 ), base AS (
@@ -22,10 +24,10 @@ WITH est AS (
     SELECT {% if per_bucket %}"b", {% endif %}"q", MAX("n") AS "records",
            MAX("p") AS "max_probability",
            MAX(CASE WHEN "rank" = 1 THEN "s" END) AS "top",
-           0.0 - SUM(CASE WHEN "p" > 0 THEN "p" * LN("p") ELSE 0 END) AS "entropy",
+           0.0 - {{ exact_sum('CASE WHEN "p" > 0 THEN "p" * LN("p") ELSE 0 END') }} AS "entropy",
            MAX("p0") AS "baseline_max_probability",
            MAX(CASE WHEN "rank0" = 1 THEN "s" END) AS "top0",
-           0.0 - SUM(CASE WHEN "p0" > 0 THEN "p0" * LN("p0") ELSE 0 END) AS "baseline_entropy"
+           0.0 - {{ exact_sum('CASE WHEN "p0" > 0 THEN "p0" * LN("p0") ELSE 0 END') }} AS "baseline_entropy"
     FROM p
     GROUP BY {% if per_bucket %}"b", {% endif %}"q"
 )
