@@ -20,6 +20,7 @@ A subclass supplies the few operations that differ between engines:
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -34,6 +35,8 @@ SOURCE_VIEW = "__sqlanon_source"
 # text types that compare case-insensitively under any collation, as `Backend.columns` names them: refused as a
 # column under a caseless collation is (`Backend.refuse_collated`); PostgreSQL's citext, a domain over it included
 CASELESS_TYPES = frozenset({"CITEXT"})
+# the "[]" (one or more) that ends an array type's name, PostgreSQL's and DuckDB's
+ARRAY_SUFFIX = re.compile(r"(\[\d*\])+$")
 
 # column types as sqlanon names them (DuckDB's names), whatever the engine reports
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
@@ -279,29 +282,35 @@ class Backend:
         UTF8_BINARY). Here none are found."""
         return []
 
-    def binary_collated(self, name: str) -> str:
-        """A select item reading the text column `name` under the engine's binary collation, as itself: the way
-        out `refuse_collated` names."""
+    def binary_collated(self, name: str, type_name: str = "VARCHAR") -> str:
+        """A select item reading the text column `name` (of type `type_name`, as `columns` names it) under the
+        engine's binary collation, as itself: the way out `refuse_collated` names."""
         # "C" quoted: PostgreSQL folds an unquoted C to c, which it does not have; DuckDB takes either
         return f'{templates.ident(name)} COLLATE "C" AS {templates.ident(name)}'
+
+    def may_collate(self, type_name: str) -> bool:
+        """Can a column of `type_name` (as `columns` names it) compare under a collation? A scalar text column
+        can; DuckDB's lists cannot (only VARCHAR takes a collation there). PostgreSQL's arrays and Spark's nested
+        types of texts can: their GROUP BYs compare the texts inside under it (the engines say so)."""
+        ty = type_name.upper()
+        return ty.startswith("VARCHAR") and bool(templates.COLUMN_TYPE.fullmatch(ty))
 
     def refuse_collated(self, relation: str, names: Sequence[str], what: str,
                         columns: dict[str, str] | None = None) -> None:
         """Refuse the text columns among `names` that `relation` compares under a collation other than the binary
         one (`collated_columns`: NOCASE, a case-insensitive ICU collation...), or of a type that ignores case
-        (`CASELESS_TYPES`: PostgreSQL's citext): their GROUP BYs and joins to the mapping tables would merge values
-        that the hierarchies, the sensitive domain or the entity key keep apart. `what` names the relation in the
-        message; `columns`: its (name -> type), when already read."""
+        (`CASELESS_TYPES`: PostgreSQL's citext, and an array of it): their GROUP BYs and joins to the mapping
+        tables would merge values that the hierarchies, the sensitive domain or the entity key keep apart. Arrays
+        and other nested types of texts too, where the engine compares them under a collation (`may_collate`).
+        `what` names the relation in the message; `columns`: its (name -> type), when already read."""
         types = columns if columns is not None else dict(self.columns(relation))
-        # scalar text columns only: a list of texts (VARCHAR[]) takes no collation
-        text = [n for n in names if types.get(n, "").upper().startswith("VARCHAR")
-                and templates.COLUMN_TYPE.fullmatch(types[n].upper())]
-        refused = {n for n in names if types.get(n, "").upper() in CASELESS_TYPES}
+        text = [n for n in names if self.may_collate(types.get(n, ""))]
+        refused = {n for n in names if ARRAY_SUFFIX.sub("", types.get(n, "").upper()) in CASELESS_TYPES}
         refused.update(self.collated_columns(relation, text))
         collated = [n for n in names if n in refused]
         if collated:
             named = ", ".join(f"'{n}'" for n in collated)
-            selects = ", ".join(self.binary_collated(n) for n in collated)
+            selects = ", ".join(self.binary_collated(n, types.get(n, "VARCHAR")) for n in collated)
             raise DataError(f"column(s) {named} of {what} compare under a collation (such as NOCASE) that may make "
                             "distinct values equal (or are of a type that does, as PostgreSQL's citext), merging "
                             "values that the hierarchies, the sensitive domain or the entity key keep apart; read it "

@@ -28,7 +28,7 @@ import numpy as np
 from .. import templates
 from ..errors import DataError, PolicyError
 from . import dialects
-from .base import SOURCE_VIEW, Backend, as_pandas, frame_columns, name_parts, source_select
+from .base import ARRAY_SUFFIX, SOURCE_VIEW, Backend, as_pandas, frame_columns, name_parts, source_select
 
 _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "real": "FLOAT",
           "double precision": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE", "text": "VARCHAR",
@@ -37,11 +37,18 @@ _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "rea
           "uuid": "UUID", "json": "JSON", "jsonb": "JSON"}
 # types of extensions named from the catalog (`PostgresBackend.columns`); citext compares case-insensitively under
 # any collation (`Backend.refuse_collated`)
-_EXTENSION_TYPES = {"citext": "CITEXT"}
+_EXTENSION_TYPES = {"citext": "CITEXT", "_citext": "CITEXT[]"}
 
 
 def _type_name(display: str) -> str:
-    """A PostgreSQL type as sqlanon names types (DuckDB's names)."""
+    """A PostgreSQL type as sqlanon names types (DuckDB's names); an array as its element's name and "[]", as
+    the driver shows it (one "[]" whatever its dimensions).
+
+    >>> [_type_name(t) for t in ("varchar(5)[]", "timestamp[]", "float8[]", "numeric(4,2)[]", "text[]", "int4")]
+    ['VARCHAR[]', 'TIMESTAMP[]', 'DOUBLE[]', 'DECIMAL(4,2)[]', 'VARCHAR[]', 'INTEGER']
+    """
+    if display.endswith("[]"):
+        return _type_name(display[:-2]) + "[]"
     d = display.lower()
     if d in _TYPES:
         return _TYPES[d]
@@ -197,10 +204,14 @@ class PostgresBackend(Backend):
         row = self.fetchone("nondeterministic_columns_postgres.sql", relation=relation, columns=list(names))
         return [n for n, nondeterministic in zip(names, row or ()) if nondeterministic]
 
-    def binary_collated(self, name: str) -> str:
-        # cast to text first: a citext column stays case-insensitive under any collation
+    def binary_collated(self, name: str, type_name: str = "VARCHAR") -> str:
+        # cast to text first: a citext column stays case-insensitive under any collation; an array to text[]
         column = templates.ident(name)
-        return f'CAST({column} AS text) COLLATE "C" AS {column}'
+        return f'CAST({column} AS text{"[]" if type_name.endswith("]") else ""}) COLLATE "C" AS {column}'
+
+    def may_collate(self, type_name: str) -> bool:
+        # an array of texts takes its elements' collation, and its GROUP BY compares them under it
+        return super().may_collate(ARRAY_SUFFIX.sub("", type_name))
 
     def relation_kind(self, name: str) -> str | None:
         row = self.fetchone("relation_kind.sql", name_parts(name))

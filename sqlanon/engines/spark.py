@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -84,6 +85,19 @@ def _type_name(simple: str) -> str:
     if simple.startswith(("varchar", "char", "string collate ")):     # Spark 4: string collate UTF8_LCASE
         return "VARCHAR"
     return simple.upper()
+
+
+# a string type's collation in a type's simpleString ("array<string collate UTF8_LCASE>")
+_COLLATE_CLAUSE = re.compile(r"\s+collate\s+\w+", re.IGNORECASE)
+
+
+def _collations(data_type) -> list[str]:
+    """The collations of the strings `data_type` holds, itself included (pyspark before 4 has no collations: its
+    StringType has no such attribute, and every string is binary)."""
+    inner = [getattr(data_type, a) for a in ("elementType", "keyType", "valueType") if hasattr(data_type, a)]
+    inner += [f.dataType for f in getattr(data_type, "fields", None) or ()]
+    own = [data_type.collation or "UTF8_BINARY"] if hasattr(data_type, "collation") else []
+    return own + [c for t in inner for c in _collations(t)]
 
 
 def quote_part(part: str) -> str:
@@ -332,7 +346,8 @@ class SparkBackend(Backend):
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
         """Those of `names` declared with a collation other than UTF8_BINARY (Spark 4: UTF8_LCASE, UNICODE_CI, a
-        trailing-space-insensitive RTRIM one...): a GROUP BY groups 'A' with 'a' under UTF8_LCASE."""
+        trailing-space-insensitive RTRIM one...), or holding texts that are (an array, a map or a struct of them):
+        a GROUP BY groups 'A' with 'a', and ['A'] with ['a'], under UTF8_LCASE."""
         if not names:
             return []
         sql = self.sql("describe_relation.sql", relation=relation)
@@ -340,13 +355,18 @@ class SparkBackend(Backend):
             fields = self.spark.sql(sql).schema.fields
         except self._errors as e:
             raise DataError(f"Spark refused a query (describe_relation.sql): {_first_line(e)}") from None
-        # pyspark before 4 has no collations: its StringType has no such attribute
-        collation = {f.name: getattr(f.dataType, "collation", None) or "UTF8_BINARY" for f in fields}
-        return [n for n in names if collation.get(n, "UTF8_BINARY").upper() != "UTF8_BINARY"]
+        collated = {f.name for f in fields if any(c.upper() != "UTF8_BINARY" for c in _collations(f.dataType))}
+        return [n for n in names if n in collated]
 
-    def binary_collated(self, name: str) -> str:
+    def binary_collated(self, name: str, type_name: str = "VARCHAR") -> str:
         column = quote_part(name)
+        if "<" in type_name:        # COLLATE takes a string only: a nested type is cast to its binary form
+            return f"CAST({column} AS {_COLLATE_CLAUSE.sub('', type_name)}) AS {column}"
         return f"{column} COLLATE UTF8_BINARY AS {column}"
+
+    def may_collate(self, type_name: str) -> bool:
+        # an array, map or struct of strings: Spark compares the strings inside under their collation
+        return super().may_collate(type_name) or ("<" in type_name and "STRING" in type_name.upper())
 
     def relation_kind(self, name: str) -> str | None:
         try:
