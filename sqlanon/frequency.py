@@ -282,10 +282,12 @@ def equal_mass_groups(totals: np.ndarray, groups: int) -> np.ndarray:
 
 
 def free_prefix(backend: Backend) -> str:
-    """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection."""
-    taken = set(backend.temporary_tables())
+    """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection: no temporary table or view
+    of the connection starts with the prefix and "_" (a run's first work relation is its view of the source, its
+    frequency set comes later)."""
+    taken = backend.temporary_tables()
     n = 1
-    while f"{PREFIX}{n if n > 1 else ''}_fs" in taken:
+    while any(t.startswith(f"{PREFIX}{n if n > 1 else ''}_") for t in taken):
         n += 1
     return f"{PREFIX}{n if n > 1 else ''}"
 

@@ -192,6 +192,18 @@ def test_a_run_releases_its_own_source_when_another_run_shares_the_connection(di
     backend.close()
 
 
+def test_a_run_takes_a_prefix_no_work_relation_of_the_connection_starts_with(tmp_path):
+    """A run's first work relation is its view of the source, its frequency set comes later: the prefix of a run
+    that has only attached its source (or whose frequency set a failed build dropped) is taken too."""
+    backend = _backend(tmp_path, "prefix")
+    assert frequency.free_prefix(backend) == "__sqlanon"
+    for taken, free in (("__sqlanon_source", "__sqlanon2"), ("__sqlanon2_map_0", "__sqlanon3"),
+                        ("__sqlanon30_fs", "__sqlanon3")):      # __sqlanon30 is not __sqlanon3
+        backend.con.execute(f'CREATE TEMPORARY VIEW "{taken}" AS SELECT 1 AS one')
+        assert frequency.free_prefix(backend) == free
+    backend.close()
+
+
 CHANGES = {     # what another writer does to `people` (2,000 rows) while a run reads it, and the rows it then holds
     "rows inserted": ("INSERT INTO people SELECT * FROM people WHERE row_id < 7", 2007),
     "rows deleted": ("DELETE FROM people WHERE row_id < 4", 1996),
