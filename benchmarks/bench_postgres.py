@@ -23,7 +23,6 @@ import collections
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))     # this checkout's sqlanon, not whichever one i
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 from bench_read_once import statement_rows  # noqa: E402
-from bench_rows import CODE_ENV, baseline_label, dataset  # noqa: E402
+from bench_rows import CODE_ENV, baseline_label, dataset, run_worker  # noqa: E402
 from bench_search import machine, write_results  # noqa: E402
 
 # a worker (`measure`) imports sqlanon from the checkout it was given: put first on the path after the imports
@@ -138,17 +137,8 @@ def worker(policy_json: str, base_dir: str) -> None:
 
 
 def measure(policy: dict, base_dir: Path, code: str) -> dict:
-    """One run in a fresh process with the sqlanon package of the checkout `code`; stops the benchmark when the
-    run fails or imported another checkout's package."""
-    code = str(Path(code).resolve())
-    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(policy), str(base_dir)],
-                          capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, **{CODE_ENV: code}))
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if result["package"] != code:
-        raise SystemExit(f"the run imported sqlanon from {result['package']}, not from {code}")
-    return result
+    """One run in a fresh process with the sqlanon package of the checkout `code` (`bench_rows.run_worker`)."""
+    return run_worker([__file__, "--worker", json.dumps(policy), str(base_dir)], code=code)
 
 
 def main() -> None:

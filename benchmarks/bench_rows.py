@@ -149,17 +149,24 @@ def floor(parquet: str, db: str, settings: dict) -> None:
     print(json.dumps(out), flush=True)
 
 
-def run_worker(argv: list[str], db: Path) -> dict:
+def run_worker(argv: list[str], db: Path | None = None, code: str | None = None) -> dict:
     """`python argv...` in a fresh process, with the DuckDB file `db` (and its WAL) removed before and after:
-    the JSON of its last output line. A failing worker stops the benchmark with its last error line."""
-    for f in (db, db.with_name(db.name + ".wal")):
+    the JSON of its last output line. A failing worker stops the benchmark with its last error line. With `code`
+    (a checkout) the worker imports that checkout's sqlanon (`CODE_ENV`), and a worker that reports (`package`)
+    having imported another stops the benchmark."""
+    files = (db, db.with_name(db.name + ".wal")) if db is not None else ()
+    for f in files:
         f.unlink(missing_ok=True)
-    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT)
-    for f in (db, db.with_name(db.name + ".wal")):
+    env = dict(os.environ, **{CODE_ENV: str(Path(code).resolve())}) if code else None
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT, env=env)
+    for f in files:
         f.unlink(missing_ok=True)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if code and result["package"] != str(Path(code).resolve()):
+        raise SystemExit(f"the run imported sqlanon from {result['package']}, not from {Path(code).resolve()}")
+    return result
 
 
 def baseline_label(checkout: str) -> str:
