@@ -790,6 +790,37 @@ def test_exports_equal_duckdb_exports(request, engine, tmp_path):
     assert not list(tmp_path.glob("*.sqlanon_*")), "staging files left behind"
 
 
+def test_postgres_parquet_export_writes_other_types_as_the_csv_export_does(postgres, tmp_path):
+    """Arrays, uuid, interval, jsonb: the driver returns lists, UUIDs, timedeltas and dicts, which stopped the
+    Parquet export with a pyarrow traceback. They are written as PostgreSQL's text of them, as the CSV export
+    writes them; the types Parquet has (integers, floats, dates, text) keep their own."""
+    import psycopg
+    import pyarrow.parquet as pq
+
+    from sqlanon.engines.postgres import PostgresBackend
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS export_types")
+        con.execute("CREATE TABLE export_types (a text[], b int[], c numeric(4,2)[], d uuid, e interval, f jsonb, "
+                    "g integer, h varchar(9), i float8, j date)")
+        con.execute("""INSERT INTO export_types VALUES (ARRAY['x', 'y z'], ARRAY[[1, 2], [3, 4]], ARRAY[1.50],
+                       'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', interval '1 day 02:00', '{"k": [1, 2]}', 7, 'text',
+                       -0.5, DATE '2020-02-29'), (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)""")
+        backend = PostgresBackend(con, owned=False)
+        try:
+            backend.export("export_types", tmp_path / "t.parquet", "parquet")
+            backend.export("export_types", tmp_path / "t.csv", "csv")
+        finally:
+            con.execute("DROP TABLE export_types")
+    table = pq.read_table(tmp_path / "t.parquet")
+    assert [str(table.schema.field(c).type) for c in "ghij"] == ["int32", "string", "double", "date32[day]"]
+    rows = table.to_pylist()
+    assert rows[1] == dict.fromkeys("abcdefghij")
+    as_csv = duckdb.connect().execute(f"SELECT * FROM read_csv('{tmp_path / 't.csv'}', all_varchar = true)").fetchall()
+    assert [rows[0][c] for c in "abcdef"] == list(as_csv[0][:6]) == [
+        '{x,"y z"}', "{{1,2},{3,4}}", "{1.50}", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "1 day 02:00:00",
+        '{"k": [1, 2]}']
+
+
 def test_spark_parquet_and_csv_sources(spark, duckdb_hospital, tmp_path):
     parquet = tmp_path / "hospital.parquet"
     duckdb.connect().execute(f"COPY (SELECT * FROM read_csv('{HOSPITAL / 'hospital.csv'}')) TO '{parquet}' "

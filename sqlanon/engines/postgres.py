@@ -261,10 +261,15 @@ def _export_parquet(b: PostgresBackend, relation: str, path: Path, batch: int = 
     except ImportError:
         raise DataError("exporting to Parquet from PostgreSQL needs pyarrow: pip install pyarrow") from None
     arrow = {"SMALLINT": pa.int16(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
-             "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us")}
-    cols = b.columns(relation)
-    schema = pa.schema([(c, pa.float64() if t.startswith("DECIMAL") else arrow.get(t, pa.string())) for c, t in cols])
-    sql, = dialects.statements("select_all.sql", b.dialect, relation=relation)
+             "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
+             "VARCHAR": pa.string()}
+    # a column Parquet has no type for here (an array, uuid, interval, json...) is written as PostgreSQL's text of
+    # it: the driver returns such values as Python lists, UUIDs, timedeltas, dicts, which no string column takes
+    cols = [(c, pa.float64() if t.startswith("DECIMAL") and not t.endswith("]") else arrow.get(t))
+            for c, t in b.columns(relation)]
+    schema = pa.schema([(c, t or pa.string()) for c, t in cols])
+    sql, = dialects.statements("export_select_postgres.sql", b.dialect, relation=relation,
+                               columns=[(c, t is None) for c, t in cols])
     with b.con.transaction(), b.con.cursor(name="sqlanon_export") as cur, pq.ParquetWriter(str(path), schema) as w:
         cur.execute(sql)
         while True:
