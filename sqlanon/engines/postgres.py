@@ -35,17 +35,20 @@ _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "rea
           "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT", "float4": "FLOAT", "float8": "DOUBLE",
           "bool": "BOOLEAN", "bpchar": "VARCHAR", "name": "VARCHAR", "timestamptz": "TIMESTAMP",
           "uuid": "UUID", "json": "JSON", "jsonb": "JSON"}
-# types of extensions named from the catalog (`PostgresBackend.columns`); citext compares case-insensitively under
-# any collation (`Backend.refuse_collated`)
-_EXTENSION_TYPES = {"citext": "CITEXT", "_citext": "CITEXT[]"}
+# the catalog's names of the base types (`type_names_postgres.sql`) that a type the driver does not know may be
+# over or an array of (a domain array, an extension's type), named by exact name only: a user's ENUM named
+# numeric_grade is no DECIMAL. citext compares case-insensitively under any collation (`Backend.refuse_collated`).
+_CATALOG_TYPES = {**_TYPES, "varchar": "VARCHAR", "numeric": "DECIMAL", "timestamp": "TIMESTAMP", "time": "TIME",
+                  "timetz": "TIME", "interval": "INTERVAL", "citext": "CITEXT"}
 
 
 def _type_name(display: str) -> str:
     """A PostgreSQL type as sqlanon names types (DuckDB's names); an array as its element's name and "[]", as
     the driver shows it (one "[]" whatever its dimensions).
 
-    >>> [_type_name(t) for t in ("varchar(5)[]", "timestamp[]", "float8[]", "numeric(4,2)[]", "text[]", "int4")]
-    ['VARCHAR[]', 'TIMESTAMP[]', 'DOUBLE[]', 'DECIMAL(4,2)[]', 'VARCHAR[]', 'INTEGER']
+    >>> [_type_name(t) for t in ("varchar(5)[]", "timestamp[]", "float8[]", "numeric(4,2)[]", "text[]", "int4",
+    ...                          "bpchar(3)[]")]
+    ['VARCHAR[]', 'TIMESTAMP[]', 'DOUBLE[]', 'DECIMAL(4,2)[]', 'VARCHAR[]', 'INTEGER', 'VARCHAR[]']
     """
     if display.endswith("[]"):
         return _type_name(display[:-2]) + "[]"
@@ -53,7 +56,7 @@ def _type_name(display: str) -> str:
     if d in _TYPES:
         return _TYPES[d]
     for prefix, name in (("numeric", "DECIMAL"), ("character varying", "VARCHAR"), ("character", "VARCHAR"),
-                         ("varchar", "VARCHAR"), ("timestamp", "TIMESTAMP"), ("time", "TIME")):
+                         ("varchar", "VARCHAR"), ("bpchar", "VARCHAR"), ("timestamp", "TIMESTAMP"), ("time", "TIME")):
         if d.startswith(prefix):
             return name + d[len(prefix):].upper() if name == "DECIMAL" else name
     return display.upper()
@@ -189,12 +192,14 @@ class PostgresBackend(Backend):
         except self.psycopg.Error as e:
             raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
                             f"{_first_line(e, self._secrets)}") from None
-        # the driver shows a type it does not know (an extension's) as its OID: citext is named from the catalog
-        # (a domain over it too: the driver is given the base type), every other such type keeps its OID, which
-        # no rule below reads as a built-in type (an ENUM named numeric_grade is not a DECIMAL)
+        # the driver shows a type it does not know (an extension's, an array of a domain) as its OID: one whose base
+        # type (or, for an array, its element's) is citext or a built-in type is named from the catalog (a scalar
+        # domain needs nothing: the driver is given its base type); every other such type keeps its OID, which no
+        # rule below reads as a built-in type (an ENUM named numeric_grade is not a DECIMAL)
         unknown = sorted({oid for _name, oid, display in described if display == str(oid)})
-        names = {oid: _EXTENSION_TYPES[name] for oid, name in self.fetchall("type_names_postgres.sql", oids=unknown)
-                 if name in _EXTENSION_TYPES} if unknown else {}
+        rows = self.fetchall("type_names_postgres.sql", oids=unknown) if unknown else []
+        names = {oid: _CATALOG_TYPES[name] + ("[]" if is_array else "") for oid, name, is_array in rows
+                 if name in _CATALOG_TYPES}
         return [(name, names.get(oid) or _type_name(display)) for name, oid, display in described]
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
