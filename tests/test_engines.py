@@ -997,7 +997,10 @@ def test_spark_bad_input_is_one_line(spark, tmp_path):
 @pytest.mark.parametrize("column, way_out", [
     ("`condition` COLLATE UTF8_LCASE", "`condition` COLLATE UTF8_BINARY"),
     ("array(`condition` COLLATE UTF8_LCASE)", "CAST(`condition` AS ARRAY<STRING>)"),
-    ("named_struct('name', `condition` COLLATE UTF8_LCASE)", "CAST(`condition` AS STRUCT<NAME:STRING>)"),
+    ("named_struct('Name', `condition` COLLATE UTF8_LCASE)", "CAST(`condition` AS STRUCT<`Name`: STRING>)"),
+    ("named_struct('a b:c', array(`condition` COLLATE UTF8_LCASE))",     # a name Spark's simpleString cannot write
+     "CAST(`condition` AS STRUCT<`a b:c`: ARRAY<STRING>>)"),
+    ("map('k', `condition` COLLATE UTF8_LCASE)", "CAST(`condition` AS MAP<STRING, STRING>)"),
 ])
 def test_spark_collated_columns_are_refused(column, way_out, spark, tmp_path):
     """Spark 4's collations: under UTF8_LCASE a GROUP BY groups 'A' with 'a' (and ['A'] with ['a'], {'A'} with
@@ -1025,6 +1028,8 @@ def test_spark_collated_columns_are_refused(column, way_out, spark, tmp_path):
         result = _cli(["anonymize", read, "-q"])
         assert result.exit_code == 0, result.output
         assert spark.table("lcase_rel").count() == spark.table("hospital").count()
+        assert spark.table("lcase_rel").schema["condition"].dataType.simpleString() == \
+            spark.table("hospital_lcase").schema["condition"].dataType.simpleString().replace(" collate UTF8_LCASE", "")
     finally:
         spark.sql("DROP TABLE IF EXISTS hospital_lcase")
         spark.sql("DROP TABLE IF EXISTS lcase_rel")

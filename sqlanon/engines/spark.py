@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import socket
 import tempfile
@@ -87,10 +86,6 @@ def _type_name(simple: str) -> str:
     return simple.upper()
 
 
-# a string type's collation in a type's simpleString ("array<string collate UTF8_LCASE>")
-_COLLATE_CLAUSE = re.compile(r"\s+collate\s+\w+", re.IGNORECASE)
-
-
 def _collations(data_type) -> list[str]:
     """The collations of the strings `data_type` holds, itself included (pyspark before 4 has no collations: its
     StringType has no such attribute, and every string is binary)."""
@@ -98,6 +93,22 @@ def _collations(data_type) -> list[str]:
     inner += [f.dataType for f in getattr(data_type, "fields", None) or ()]
     own = [data_type.collation or "UTF8_BINARY"] if hasattr(data_type, "collation") else []
     return own + [c for t in inner for c in _collations(t)]
+
+
+def _binary_type(data_type) -> str:
+    """`data_type` in Spark's DDL with every string binary (UTF8_BINARY) and every struct field's name quoted as
+    it is (a name may hold spaces, colons or capitals): `STRUCT<`Name`: STRING>` for struct<Name:string collate
+    UTF8_LCASE>."""
+    if hasattr(data_type, "collation"):
+        return "STRING"
+    if hasattr(data_type, "elementType"):
+        return f"ARRAY<{_binary_type(data_type.elementType)}>"
+    if hasattr(data_type, "keyType"):
+        return f"MAP<{_binary_type(data_type.keyType)}, {_binary_type(data_type.valueType)}>"
+    if hasattr(data_type, "fields"):
+        fields = (f"{quote_part(f.name)}: {_binary_type(f.dataType)}" for f in data_type.fields)
+        return "STRUCT<" + ", ".join(fields) + ">"
+    return data_type.simpleString()
 
 
 def quote_part(part: str) -> str:
@@ -266,6 +277,7 @@ class SparkBackend(Backend):
         self._errors = _errors()
         self._frames: dict[str, Any] = {}     # temporary views made from pandas frames (cached DataFrames)
         self._local: list[Backend] = []          # in-process copies of frequency sets (`local_counts`)
+        self._binary_types: dict[str, str] = {}  # collated nested columns' binary types (`collated_columns`)
 
     @classmethod
     def open(cls, source) -> SparkBackend:
@@ -355,13 +367,17 @@ class SparkBackend(Backend):
             fields = self.spark.sql(sql).schema.fields
         except self._errors as e:
             raise DataError(f"Spark refused a query (describe_relation.sql): {_first_line(e)}") from None
-        collated = {f.name for f in fields if any(c.upper() != "UTF8_BINARY" for c in _collations(f.dataType))}
+        collated = {f.name: f.dataType for f in fields
+                    if any(c.upper() != "UTF8_BINARY" for c in _collations(f.dataType))}
+        # the way out of a nested one, for `binary_collated`: its type written from the schema, not from the name
+        # `columns` gives it (upper-cased: a struct's field `name` would come back as NAME)
+        self._binary_types.update({n: _binary_type(t) for n, t in collated.items()})
         return [n for n in names if n in collated]
 
     def binary_collated(self, name: str, type_name: str = "VARCHAR") -> str:
         column = quote_part(name)
         if "<" in type_name:        # COLLATE takes a string only: a nested type is cast to its binary form
-            return f"CAST({column} AS {_COLLATE_CLAUSE.sub('', type_name)}) AS {column}"
+            return f"CAST({column} AS {self._binary_types[name]}) AS {column}"
         return f"{column} COLLATE UTF8_BINARY AS {column}"
 
     def may_collate(self, type_name: str) -> bool:
