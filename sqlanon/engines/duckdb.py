@@ -52,6 +52,21 @@ def _widened(columns: dict) -> dict:
             for name, a in columns.items()}
 
 
+def _text_paths(data_type, steps: tuple = ()) -> list[tuple]:
+    """The steps (`collation_probe.sql`) to each text a column of `data_type` (a DuckDBPyType) holds where DuckDB
+    compares it under its collation: () for a text column, (("item", ""),) for a list of texts, (("field", "x"),)
+    for STRUCT(x VARCHAR); none for a type without texts (an enum's labels take no collation) nor inside a map,
+    which DuckDB groups by its binary form whatever its texts' collation."""
+    kind = data_type.id
+    if kind == "varchar":
+        return [steps]
+    if kind in ("list", "array"):
+        return _text_paths(dict(data_type.children)["child"], steps + (("item", ""),))
+    if kind == "struct":
+        return [p for name, child in data_type.children for p in _text_paths(child, steps + (("field", name),))]
+    return []
+
+
 class DuckDBBackend(Backend):
     """A DuckDB connection (a file, or in memory)."""
 
@@ -210,13 +225,34 @@ class DuckDBBackend(Backend):
         if default.casefold() not in ("", *(c.casefold() for c in self.BINARY_COLLATIONS)):
             raise DataError(f"the DuckDB connection's default_collation is '{default}', under which distinct values "
                             "may compare equal; sqlanon compares values exactly: RESET default_collation first")
-        return [name for name in names if not any(self._binds(relation, name, c) for c in self.BINARY_COLLATIONS)]
+        if not names:
+            return []
+        cur = self._cursor("describe_relation.sql", None, {"relation": relation})
+        types = {d[0]: d[1] for d in cur.description}
+        cur.fetchall()
+        return [name for name in names
+                if any(not any(self._binds(relation, name, c, steps) for c in self.BINARY_COLLATIONS)
+                       for steps in _text_paths(types[name]))]
 
-    def _binds(self, relation: str, column: str, collation: str) -> bool:
-        """Can `column` be compared with itself under `collation` (`collation_probe.sql`)?"""
+    def binary_collated(self, name: str, type_name: str = "VARCHAR") -> str:
+        if templates.COLUMN_TYPE.fullmatch(type_name.upper()):
+            return super().binary_collated(name, type_name)
+        # a nested column: COLLATE takes a text only, and a cast to its own type keeps the collation; through its
+        # text, read under the binary collation, it comes back without
+        column = templates.ident(name)
+        return f'CAST(CAST({column} AS VARCHAR) COLLATE "C" AS {type_name}) AS {column}'
+
+    def may_collate(self, type_name: str) -> bool:
+        # a list or struct built from a collated text keeps its collation, though its type does not show it: any
+        # type holding a text is asked about (`collated_columns` probes each text inside)
+        return "VARCHAR" in type_name.upper()
+
+    def _binds(self, relation: str, column: str, collation: str, steps: tuple = ()) -> bool:
+        """Can `column` (the text `steps` reach inside it) be compared with itself under `collation`
+        (`collation_probe.sql`)?"""
         try:
             self.con.execute(self.sql("collation_probe.sql", relation=relation, column=column,
-                                      collation=collation)).fetchall()
+                                      collation=collation, steps=list(steps))).fetchall()
             return True
         except duckdb.Error as e:
             if isinstance(e, duckdb.BinderException) and "collation" in str(e):
