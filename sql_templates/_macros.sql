@@ -131,7 +131,10 @@ GROUP BY {{ sensitive | ident }}
 
 {# A sum of DOUBLE terms that is the same in every run: each term rounded to DECIMAL(38, 20) and added exactly,
    so the engine's order of adding (which a parallel aggregate varies from run to run) cannot change the last
-   digits. Terms and sums must stay below 1e18 in magnitude; 1e-20 is below a double's resolution at 1e-4. #}
+   digits. 1e-20 is below a double's resolution at 1e-4; a term under 5e-21 counts 0. Terms and sums must be
+   finite and below 1e18 in magnitude: past that DuckDB and PostgreSQL stop with an error, Spark gives NULL
+   (a NaN or an infinity even in ANSI mode). Privacy-MaxEnt's terms stay far inside: probabilities, their
+   entropies, and record counts times those. #}
 {% macro exact_sum(expr) -%}
 CAST(SUM(CAST({{ expr }} AS DECIMAL(38, 20))) AS DOUBLE)
 {%- endmacro %}

@@ -681,6 +681,25 @@ def test_nested_columns_built_from_a_collated_text_are_refused(nested, type_name
     assert any("Heart Disease" in t for t in released) and any("HEART DISEASE" in t for t in released), released
 
 
+def test_bucketize_refuses_a_collated_column(template, tmp_path):
+    """Anatomy's buckets group the sensitive values: under NOCASE 'Heart Disease' and 'HEART DISEASE' would be one
+    value to its GROUP BY and two in the published tables. Refused as `anonymize` refuses it (it was not)."""
+    folder = tmp_path / "d"
+    shutil.copytree(template, folder)
+    con = duckdb.connect(str(folder / "data.duckdb"))
+    con.execute("CREATE TABLE nocase_condition AS SELECT customer_id, zip_code, age, nationality, CASE WHEN "
+                "customer_id % 2 = 0 THEN upper(condition) ELSE condition END COLLATE NOCASE AS condition FROM hospital")
+    con.close()
+    (folder / "p.yaml").write_text(yaml.safe_dump({**BASE_POLICY, "source": {"database": "data.duckdb",
+                                                                            "table": "nocase_condition"}}))
+    tables = "SELECT table_name FROM duckdb_tables() ORDER BY ALL"
+    before = _rows(folder / "data.duckdb", tables)
+    result = CliRunner().invoke(main, ["bucketize", str(folder / "p.yaml"), "--l", "2", "-q"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert "column(s) 'condition' of the source nocase_condition compare under a collation" in result.stderr
+    assert _rows(folder / "data.duckdb", tables) == before       # nothing written
+
+
 def test_a_connection_default_collation_is_refused(template):
     """A collation set as the connection's default applies to every text column that has none of its own, the
     mapping tables' too: the column probe cannot see it, the setting is read instead."""

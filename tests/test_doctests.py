@@ -28,6 +28,7 @@ MODULES = [
     "sqlanon.models.profile",
     "sqlanon.engines.base",
     "sqlanon.engines.dialects",
+    "sqlanon.engines.postgres",
     "sqlanon.frequency",
 ]
 

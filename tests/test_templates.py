@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 import sqlglot.errors
@@ -98,3 +99,15 @@ def test_exact_sum_is_the_same_at_any_thread_count_and_within_one_ulp_of_fsum():
     assert abs(sums.pop() - exact) <= math.ulp(exact)
     for dialect in ("postgres", "spark"):      # the rounding survives transpiling
         assert "DECIMAL(38, 20)" in templates.to_dialect(templates.parse(sql), dialect)
+
+
+@pytest.mark.parametrize("template", ["maxent_risk_summary.sql", "maxent_risk.sql", "maxent_posterior.sql",
+                                      "maxent_accuracy.sql"])
+def test_maxent_sums_of_doubles_are_exact(template):
+    # every SUM of a double in Privacy-MaxEnt's figures goes through exact_sum; SUMs of integer counts need not
+    context = dict(estimate="e", qb="qb", truth="t", records=10, name="out", per_bucket=True, cols=[("a", "m0")],
+                   qtable="qt", smap="sm", buckets="bk", sensitive="s")
+    sql = templates.render(template, **context)
+    sums = re.findall(r"SUM\((.*?)\)(?: AS| /|,|\n)", sql)
+    assert sums and all("DECIMAL(38, 20)" in s or re.fullmatch(r'"n"|CASE WHEN "top0?" >= [^"]+ THEN "n" ELSE 0 END', s)
+                        for s in sums), sums

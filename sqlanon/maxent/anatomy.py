@@ -168,6 +168,9 @@ def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: 
             if c in RESERVED:
                 raise PolicyError(fieldname, f"column '{c}' has a name the bucketized tables use "
                                   f"({', '.join(RESERVED)}); rename it in a source query")
+    # a caseless collation (or citext) would make 'Flu' and 'FLU' one value to the buckets' GROUP BY, two in
+    # the published tables: refused, with the way out, as `sqlanon anonymize` refuses it
+    backend.refuse_collated(source, qis + [sensitive], f"the source {label}", columns)
     nulls = backend.fetchrow("profile.sql", source=source, columns=qis + [sensitive], entity=None)
     for c, n in zip(qis + [sensitive], nulls[1:]):
         if n:
