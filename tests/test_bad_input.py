@@ -631,15 +631,22 @@ def test_collated_column_through_a_query(template, tmp_path):
     assert {"RUSSIAN", "Russian"} <= values
 
 
-def test_columns_declared_with_a_binary_collation_are_read(template, tmp_path):
-    """C, POSIX and binary are the names of DuckDB's binary collation: such columns compare exactly, are read, and
-    give the release of the plain table."""
+def _folder_with_table(template: Path, tmp_path: Path, create: str) -> Path:
+    """A copy of the template's folder whose data.duckdb also holds the table `create` makes."""
     folder = tmp_path / "d"
     shutil.copytree(template, folder)
     con = duckdb.connect(str(folder / "data.duckdb"))
-    con.execute('CREATE TABLE binary_named AS SELECT customer_id, zip_code, age, nationality COLLATE POSIX AS '
-                'nationality, condition COLLATE "binary" AS condition FROM hospital')
+    con.execute(create)
     con.close()
+    return folder
+
+
+def test_columns_declared_with_a_binary_collation_are_read(template, tmp_path):
+    """C, POSIX and binary are the names of DuckDB's binary collation: such columns compare exactly, are read, and
+    give the release of the plain table."""
+    folder = _folder_with_table(template, tmp_path, 'CREATE TABLE binary_named AS SELECT customer_id, zip_code, age, '
+                                'nationality COLLATE POSIX AS nationality, condition COLLATE "binary" AS condition '
+                                'FROM hospital')
     _run_ok(folder, {**BASE_POLICY, "source": {"database": "data.duckdb", "table": "binary_named"},
                      "release": {"name": "rel"}})
     _run_ok(folder, {**BASE_POLICY, "release": {"name": "rel_plain"}})
@@ -657,12 +664,10 @@ def test_nested_columns_built_from_a_collated_text_are_refused(nested, type_name
     GROUP BY makes ['RUSSIAN'] and ['Russian'] one value (helper-29 found it not refused). Refused with the way out
     for a nested column (through its text, read under the binary collation), which runs and keeps the two
     spellings apart. (A map of such texts groups by its binary form: it runs.)"""
-    folder = tmp_path / "d"
-    shutil.copytree(template, folder)
+    folder = _folder_with_table(template, tmp_path, f"CREATE TABLE nested_nocase AS SELECT customer_id, zip_code, "
+                                f"age, nationality, {nested} AS condition FROM (SELECT *, CASE WHEN customer_id % 2 = 0 "
+                                "THEN upper(condition) ELSE condition END COLLATE NOCASE AS c FROM hospital)")
     con = duckdb.connect(str(folder / "data.duckdb"))
-    con.execute(f"CREATE TABLE nested_nocase AS SELECT customer_id, zip_code, age, nationality, {nested} AS condition "
-                "FROM (SELECT *, CASE WHEN customer_id % 2 = 0 THEN upper(condition) ELSE condition END "
-                "COLLATE NOCASE AS c FROM hospital)")
     assert con.execute("SELECT COUNT(DISTINCT condition) < COUNT(DISTINCT CAST(condition AS VARCHAR)) "
                        "FROM nested_nocase").fetchone() == (True,)      # DuckDB itself merges the spellings
     assert {r[0]: r[1] for r in con.execute("DESCRIBE nested_nocase").fetchall()}["condition"] == type_name
@@ -684,12 +689,9 @@ def test_nested_columns_built_from_a_collated_text_are_refused(nested, type_name
 def test_bucketize_refuses_a_collated_column(template, tmp_path):
     """Anatomy's buckets group the sensitive values: under NOCASE 'Heart Disease' and 'HEART DISEASE' would be one
     value to its GROUP BY and two in the published tables. Refused as `anonymize` refuses it (it was not)."""
-    folder = tmp_path / "d"
-    shutil.copytree(template, folder)
-    con = duckdb.connect(str(folder / "data.duckdb"))
-    con.execute("CREATE TABLE nocase_condition AS SELECT customer_id, zip_code, age, nationality, CASE WHEN "
-                "customer_id % 2 = 0 THEN upper(condition) ELSE condition END COLLATE NOCASE AS condition FROM hospital")
-    con.close()
+    folder = _folder_with_table(template, tmp_path, "CREATE TABLE nocase_condition AS SELECT customer_id, zip_code, "
+                                "age, nationality, CASE WHEN customer_id % 2 = 0 THEN upper(condition) ELSE condition "
+                                "END COLLATE NOCASE AS condition FROM hospital")
     (folder / "p.yaml").write_text(yaml.safe_dump({**BASE_POLICY, "source": {"database": "data.duckdb",
                                                                             "table": "nocase_condition"}}))
     tables = "SELECT table_name FROM duckdb_tables() ORDER BY ALL"
