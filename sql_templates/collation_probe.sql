@@ -3,11 +3,11 @@
    COLLATE `collation`, and DuckDB refuses the statement. `collation` is one of the binary collation's names
    (C, POSIX, binary: a column declared with one of them binds only with that one;
    `DuckDBBackend.collated_columns`). `steps` reach a text inside a nested column, which keeps the collation of
-   the texts it was built from though its type does not show it (`DuckDBBackend._text_paths`): "item" a list's
-   first item, ("field", name) a struct's field. #}
+   the texts it was built from though its type does not show it (`DuckDBBackend._text_paths`): ("item", i) a
+   list's or a tuple's i-th item, ("field", name) a struct's field. #}
 {% set ns = namespace(e=column | ident) %}
 {% for kind, name in steps | default([]) %}
-{% if kind == "item" %}{% set ns.e = "(" ~ ns.e ~ ")[1]" %}
+{% if kind == "item" %}{% set ns.e = "(" ~ ns.e ~ ")[" ~ (name | int) ~ "]" %}
 {% elif kind == "field" %}{% set ns.e = "(" ~ ns.e ~ ")." ~ (name | ident) %}
 {% endif %}
 {% endfor %}

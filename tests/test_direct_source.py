@@ -204,6 +204,26 @@ def test_a_run_takes_a_prefix_no_work_relation_of_the_connection_starts_with(tmp
     backend.close()
 
 
+def test_bucketize_beside_an_open_run_leaves_the_run_its_source(tmp_path):
+    """`bucketize_policy` on a connection a run has open attaches its source under a free prefix: it replaced the
+    run's `__sqlanon_source`, and the run's release then read the other policy's table (helper-30)."""
+    from sqlanon.maxent.anatomy import bucketize_policy
+    con = duckdb.connect(str(tmp_path / "db.duckdb"))
+    con.execute("CREATE TABLE a AS SELECT (i % 5)::VARCHAR AS zip, 'x' || (i % 3) AS dis FROM range(200) t(i)")
+    con.execute("CREATE TABLE b AS SELECT 'B' || (i % 4) AS zip, 'y' || (i % 3) AS dis FROM range(60) t(i)")
+    policy = {"quasi_identifiers": {"zip": {"hierarchy": "suppress"}}, "sensitive": ["dis"], "privacy": {"k": 2}}
+    run = Anonymization(load_policy({**policy, "source": {"table": "a"}, "release": {"name": "rel_a"}},
+                                    base_dir=tmp_path), connection=con)
+    bucketize_policy(load_policy({**policy, "source": {"table": "b"}, "release": {"name": "rel_b"}},
+                                 base_dir=tmp_path), 2, "bk", connection=con)
+    assert con.execute(f'SELECT COUNT(*) FROM "{run.source}"').fetchone() == (200,)
+    run.choose()
+    run.materialize()
+    assert con.execute("SELECT COUNT(*) FROM rel_a").fetchone() == (200,)
+    run.close()
+    con.close()
+
+
 CHANGES = {     # what another writer does to `people` (2,000 rows) while a run reads it, and the rows it then holds
     "rows inserted": ("INSERT INTO people SELECT * FROM people WHERE row_id < 7", 2007),
     "rows deleted": ("DELETE FROM people WHERE row_id < 4", 1996),

@@ -1350,28 +1350,33 @@ def test_postgres_arrays_of_caseless_texts_are_refused(array_type, collate, name
             con.execute("DROP TABLE IF EXISTS hospital_arrays")
 
 
-def test_postgres_enum_types_named_like_built_in_types_are_read_as_before(postgres, tmp_path):
-    """A type the driver does not know keeps its OID as its name, except citext: an ENUM named from the catalog
-    would be read as a built-in type by its prefix (integer_band as an integer sensitive value, varchar_kind as a
-    text column asked for its collation, which PostgreSQL refuses for an ENUM). Both are released as before."""
+@pytest.mark.parametrize("band_type, kind_type", [("integer_band", "varchar_kind"), ("public.int4", "public.text")])
+def test_postgres_enum_types_named_like_built_in_types_are_read_as_before(band_type, kind_type, postgres, tmp_path):
+    """A type the driver does not know keeps its OID as its name, except citext and arrays of built-in types'
+    domains: an ENUM named from the catalog would be read as a built-in type by its prefix (integer_band as an
+    integer sensitive value, varchar_kind as a text column asked for its collation, which PostgreSQL refuses for an
+    ENUM), or by its very name in another schema than pg_catalog (public.int4, public.text: helper-30). Released as
+    before, and so are arrays of them."""
     import psycopg
     with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
         con.execute("DROP TABLE IF EXISTS hospital_enums")
-        con.execute("DROP TYPE IF EXISTS integer_band")
-        con.execute("DROP TYPE IF EXISTS varchar_kind")
-        con.execute("CREATE TYPE integer_band AS ENUM ('low', 'high')")
-        con.execute("CREATE TYPE varchar_kind AS ENUM ('Russian', 'American', 'Japanese', 'Indian')")
-        con.execute("CREATE TABLE hospital_enums AS SELECT zip_code, age, CAST(nationality AS varchar_kind) AS "
-                    "nationality, CAST(CASE WHEN condition = 'Cancer' THEN 'high' ELSE 'low' END AS integer_band) "
-                    "AS band FROM hospital")
+        con.execute(f"DROP TYPE IF EXISTS {band_type}")
+        con.execute(f"DROP TYPE IF EXISTS {kind_type}")
+        con.execute(f"CREATE TYPE {band_type} AS ENUM ('low', 'high')")
+        con.execute(f"CREATE TYPE {kind_type} AS ENUM ('Russian', 'American', 'Japanese', 'Indian')")
+        con.execute(f"CREATE TABLE hospital_enums AS SELECT zip_code, age, CAST(nationality AS {kind_type}) AS "
+                    f"nationality, CAST(CASE WHEN condition = 'Cancer' THEN 'high' ELSE 'low' END AS {band_type}) "
+                    f"AS band, ARRAY[CAST(nationality AS {kind_type})] AS kinds FROM hospital")
     try:
-        policy = dict(_hospital_policy("postgres", {"k": 2}, name="hospital_enums_rel"), sensitive=["band"],
-                      source={"engine": "postgres", "dsn_env": PG_ENV, "table": "hospital_enums"})
-        out = _outcome(policy, tmp_path)
-        assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]
+        for qi, sensitive in (("nationality", "band"), ("kinds", "band")):
+            policy = dict(_hospital_policy("postgres", {"k": 2}, name="hospital_enums_rel"), sensitive=[sensitive],
+                          quasi_identifiers={"zip_code": HOSPITAL_QIS["zip_code"], qi: {"hierarchy": "suppress"}},
+                          source={"engine": "postgres", "dsn_env": PG_ENV, "table": "hospital_enums"})
+            out = _outcome(policy, tmp_path)
+            assert sum(out["rows"].values()) == len(_frames()["hospital"]) - out["suppressed"]
     finally:
         with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
             con.execute("DROP TABLE IF EXISTS hospital_enums_rel")
             con.execute("DROP TABLE IF EXISTS hospital_enums")
-            con.execute("DROP TYPE IF EXISTS integer_band")
-            con.execute("DROP TYPE IF EXISTS varchar_kind")
+            con.execute(f"DROP TYPE IF EXISTS {band_type}")
+            con.execute(f"DROP TYPE IF EXISTS {kind_type}")

@@ -61,9 +61,10 @@ def _text_paths(data_type, steps: tuple = ()) -> list[tuple]:
     if kind == "varchar":
         return [steps]
     if kind in ("list", "array"):
-        return _text_paths(dict(data_type.children)["child"], steps + (("item", ""),))
-    if kind == "struct":
-        return [p for name, child in data_type.children for p in _text_paths(child, steps + (("field", name),))]
+        return _text_paths(dict(data_type.children)["child"], steps + (("item", "1"),))
+    if kind in ("struct", "tuple"):     # a tuple's fields (DuckDB 2's unnamed struct, row(...)) by position
+        return [p for i, (name, child) in enumerate(data_type.children)
+                for p in _text_paths(child, steps + ((("field", name) if name else ("item", str(i + 1))),))]
     return []
 
 
@@ -86,6 +87,7 @@ class DuckDBBackend(Backend):
         self.path = path
         self.created = created      # `connect` made the file: `close` removes it again if it stayed empty
         self.owned = owned          # False: the caller's connection, which the caller closes
+        self._nested_collate: bool | None = None     # `_nested_texts_collate`, asked once
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
@@ -243,9 +245,19 @@ class DuckDBBackend(Backend):
         return f'CAST(CAST({column} AS VARCHAR) COLLATE "C" AS {type_name}) AS {column}'
 
     def may_collate(self, type_name: str) -> bool:
-        # a list or struct built from a collated text keeps its collation, though its type does not show it: any
-        # type holding a text is asked about (`collated_columns` probes each text inside)
-        return "VARCHAR" in type_name.upper()
+        # a list or struct built from a collated text keeps its collation, though its type does not show it, and
+        # DuckDB 2 groups it under that collation: any type holding a text is then asked about (`collated_columns`
+        # probes each text inside). DuckDB 1.4 and 1.5 group such values exactly: only text columns are asked.
+        if super().may_collate(type_name):
+            return True
+        return "VARCHAR" in type_name.upper() and self._nested_texts_collate()
+
+    def _nested_texts_collate(self) -> bool:
+        """Does this DuckDB group ['A'] with ['a'] when the texts are under NOCASE (`nested_collation_probe.sql`)?"""
+        if self._nested_collate is None:
+            row = self.fetchone("nested_collation_probe.sql")
+            self._nested_collate = row is not None and row[0] == 1
+        return self._nested_collate
 
     def _binds(self, relation: str, column: str, collation: str, steps: tuple = ()) -> bool:
         """Can `column` (the text `steps` reach inside it) be compared with itself under `collation`

@@ -35,11 +35,20 @@ _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "rea
           "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT", "float4": "FLOAT", "float8": "DOUBLE",
           "bool": "BOOLEAN", "bpchar": "VARCHAR", "name": "VARCHAR", "timestamptz": "TIMESTAMP",
           "uuid": "UUID", "json": "JSON", "jsonb": "JSON"}
-# the catalog's names of the base types (`type_names_postgres.sql`) that a type the driver does not know may be
-# over or an array of (a domain array, an extension's type), named by exact name only: a user's ENUM named
-# numeric_grade is no DECIMAL. citext compares case-insensitively under any collation (`Backend.refuse_collated`).
+# pg_catalog's names of the built-in types (`type_names_postgres.sql`) that a type the driver does not know may be
+# over or an array of (an array of a domain), named by exact name only: a user's ENUM named numeric_grade is no
+# DECIMAL. citext, which compares case-insensitively under any collation, is named apart (`_catalog_type`).
 _CATALOG_TYPES = {**_TYPES, "varchar": "VARCHAR", "numeric": "DECIMAL", "timestamp": "TIMESTAMP", "time": "TIME",
-                  "timetz": "TIME", "interval": "INTERVAL", "citext": "CITEXT"}
+                  "timetz": "TIME", "interval": "INTERVAL"}
+
+
+def _catalog_type(name: str, built_in: bool, base: bool) -> str:
+    """A base type from the catalog (`type_names_postgres.sql`) as sqlanon names types, or '' (keep the OID): a
+    built-in type (pg_catalog's, by its exact name) or the citext extension's base type; a user's type named text
+    or int4 in another schema is neither."""
+    if built_in:
+        return _CATALOG_TYPES.get(name, "")
+    return "CITEXT" if base and name == "citext" else ""
 
 
 def _type_name(display: str) -> str:
@@ -198,8 +207,8 @@ class PostgresBackend(Backend):
         # rule below reads as a built-in type (an ENUM named numeric_grade is not a DECIMAL)
         unknown = sorted({oid for _name, oid, display in described if display == str(oid)})
         rows = self.fetchall("type_names_postgres.sql", oids=unknown) if unknown else []
-        names = {oid: _CATALOG_TYPES[name] + ("[]" if is_array else "") for oid, name, is_array in rows
-                 if name in _CATALOG_TYPES}
+        names = {oid: _catalog_type(name, built_in, base) + ("[]" if is_array else "")
+                 for oid, name, is_array, built_in, base in rows if _catalog_type(name, built_in, base)}
         return [(name, names.get(oid) or _type_name(display)) for name, oid, display in described]
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:

@@ -271,6 +271,7 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
     where a release of the policy would (the source's DuckDB file, `--db`, or a file beside the policy)."""
     from ..anonymizer import default_db
     from ..engine import attach_source, open_backend, wrap_connection
+    from ..frequency import free_prefix
     from ..policy import Policy, load_policy
     pol = policy if isinstance(policy, Policy) else load_policy(policy)
     refuse_entity_key(pol)
@@ -279,7 +280,8 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
     else:
         backend = open_backend(pol.source, db if db is not None else default_db(pol))
     try:
-        source = attach_source(backend, pol.source)
+        # under a free prefix: on a shared connection an open run's source view is __sqlanon_source
+        source = attach_source(backend, pol.source, f"{free_prefix(backend)}_source")
         return bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
                          name or pol.release.name, label=pol.source.label, policy=pol, **options)
     finally:
