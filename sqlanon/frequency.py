@@ -281,15 +281,15 @@ def equal_mass_groups(totals: np.ndarray, groups: int) -> np.ndarray:
     return out
 
 
-def free_prefix(backend: Backend) -> str:
-    """__sqlanon, or __sqlanon2, 3, ... when another run already uses the connection: no temporary table or view
-    of the connection starts with the prefix and "_" (a run's first work relation is its view of the source, its
-    frequency set comes later)."""
+def free_prefix(backend: Backend, base: str = PREFIX) -> str:
+    """`base` (__sqlanon), or __sqlanon2, 3, ... when another run already uses the connection: no temporary table
+    or view of the connection starts with the prefix and "_" (a run's first work relation is its view of the
+    source, its frequency set comes later). Privacy-MaxEnt's work tables take theirs from __sqlanon_maxent."""
     taken = backend.temporary_tables()
     n = 1
-    while any(t.startswith(f"{PREFIX}{n if n > 1 else ''}_") for t in taken):
+    while any(t.startswith(f"{base}{n if n > 1 else ''}_") for t in taken):
         n += 1
-    return f"{PREFIX}{n if n > 1 else ''}"
+    return f"{base}{n if n > 1 else ''}"
 
 
 def source_changed(label: str, detail: str, query_hint: bool = True) -> DataError:

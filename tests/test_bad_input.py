@@ -665,6 +665,10 @@ def test_nested_columns_built_from_a_collated_text_are_refused(nested, type_name
     GROUP BY makes ['RUSSIAN'] and ['Russian'] one value (helper-29 found it not refused). Refused with the way out
     for a nested column (through its text, read under the binary collation), which runs and keeps the two
     spellings apart. (A map of such texts groups by its binary form: it runs.)"""
+    from sqlanon.engines.duckdb import DuckDBBackend
+    if not DuckDBBackend(duckdb.connect(), owned=False)._nested_texts_collate():
+        pytest.skip("this DuckDB (before 2) groups nested texts exactly: nothing to refuse "
+                    "(test_nested_texts_are_asked_about_only_where_duckdb_groups_them_under_their_collation)")
     folder = _folder_with_table(template, tmp_path, f"CREATE TABLE nested_nocase AS SELECT customer_id, zip_code, "
                                 f"age, nationality, {nested} AS condition FROM (SELECT *, CASE WHEN customer_id % 2 = 0 "
                                 "THEN upper(condition) ELSE condition END COLLATE NOCASE AS c FROM hospital)")

@@ -465,3 +465,25 @@ def test_entity_key_is_refused_with_one_line(tmp_path):
     con = duckdb.connect(str(db))
     assert not con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'ek%'").fetchone()[0]
     con.close()
+
+
+def test_two_releases_open_on_one_connection_keep_their_own_tables(tmp_path):
+    """`open_release` wrote its work tables under fixed names (__sqlanon_maxent_released, _blocks, _suppressed):
+    a second release opened on the same connection replaced the first one's, and MaxEnt on the first then read the
+    second's rows (helper-31). Each takes a free prefix now, and so does each MaxEnt's own work."""
+    from sqlanon.policy import load_policy
+    con = duckdb.connect(str(tmp_path / "db.duckdb"))
+    con.execute("CREATE TABLE a AS SELECT (i % 5)::VARCHAR AS zip, 'x' || (i % 3) AS dis FROM range(200) t(i)")
+    con.execute("CREATE TABLE b AS SELECT 'B' || (i % 4) AS zip, 'y' || (i % 3) AS dis FROM range(60) t(i)")
+    policy = {"quasi_identifiers": {"zip": {"hierarchy": "suppress"}}, "sensitive": ["dis"], "privacy": {"k": 2}}
+    pa, pb = (load_policy({**policy, "source": {"table": t}, "release": {"name": f"rel_{t}"}}, base_dir=tmp_path)
+              for t in ("a", "b"))
+    with open_release(pa, connection=con) as (ba, ra):
+        first = MaxEnt(ba, ra)
+        with open_release(pb, connection=con) as (bb, rb):
+            second = MaxEnt(bb, rb)
+            assert {ra.qit, ra.st}.isdisjoint({rb.qit, rb.st}) and first.prefix != second.prefix
+            assert con.execute(f'SELECT COUNT(*), MIN(dis) FROM "{ra.qit}"').fetchone() == (200, "x0")
+            assert second.problem.N == 60 and first.problem.N == 200
+        assert con.execute(f'SELECT COUNT(*), MIN(dis) FROM "{ra.qit}"').fetchone() == (200, "x0")
+    con.close()

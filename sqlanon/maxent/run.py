@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
-from ..frequency import values_named
+from ..frequency import free_prefix, values_named
 from .invariants import PREFIX, Problem, ReleaseTables, load_problem
 from .knowledge import Knowledge, Rules, build_system
 from .rules import MinedRule, mine_rules
@@ -97,16 +97,17 @@ class MaxEnt:
     under any knowledge, measure, write the results back."""
 
     def __init__(self, backend, release: ReleaseTables, tolerance: float = DEFAULT_TOLERANCE,
-                 relevant: str = "knowledge", prefix: str = PREFIX):
+                 relevant: str = "knowledge", prefix: str | None = None):
         if not tolerance > 0:
             raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
         self.backend = backend
         self.release = release
         self.tolerance = float(tolerance)
         self.relevant = relevant
-        self.prefix = prefix
+        # its own work tables' prefix: another release or solve may have the connection's __sqlanon_maxent_ tables
+        self.prefix = prefix or free_prefix(backend, PREFIX)
         t = time.perf_counter()
-        self.problem = load_problem(backend, release, prefix)
+        self.problem = load_problem(backend, release, self.prefix)
         self.load_seconds = time.perf_counter() - t
         self._rules_cache: dict = {}
         self._written: MaxEntResult | None = None     # the result the estimate table holds
@@ -281,7 +282,7 @@ def bucketized_release(backend, name: str, quasi_identifiers: list[str], sensiti
                             "`sqlanon bucketize` first")
     truth = None
     if backend.table_exists(f"{name}_private"):
-        truth = f"{PREFIX}_original"
+        truth = f"{free_prefix(backend, PREFIX)}_original"     # not another open release's
         backend.execute("maxent_bucketized_truth.sql", out=truth, qit=f"{name}_qit", private=f"{name}_private",
                         qis=list(quasi_identifiers), sensitive=sensitive)
     return ReleaseTables(f"{name}_qit", f"{name}_st", truth, list(quasi_identifiers), sensitive, "bucketized", name)
@@ -326,8 +327,9 @@ def open_release(policy, buckets: str | None = None, node: dict | None = None, d
         else:
             levels = run.use_node(node).levels
         result = run.checker.evaluate(levels)
-        supp = run.fs.create_suppressed_table(result, name=f"{PREFIX}_suppressed")
-        rows, st = f"{PREFIX}_released", f"{PREFIX}_blocks"
+        mine = free_prefix(run.backend, PREFIX)       # another open release's tables keep theirs
+        supp = run.fs.create_suppressed_table(result, name=f"{mine}_suppressed")
+        rows, st = f"{mine}_released", f"{mine}_blocks"
         for c in qis + [sensitive]:
             if c in ("bucket", "count", "pseudonym"):
                 raise PolicyError("quasi_identifiers", f"column '{c}' has a name Privacy-MaxEnt's tables use")
