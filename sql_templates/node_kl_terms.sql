@@ -1,8 +1,9 @@
 {# sum of g ln g over the generalized cells (q*-block, sensitive values) of one node, leaving out the
-   blocks it suppresses: one number, the node-dependent part of the KL-divergence. #}
-SELECT SUM("g" * LN("g"))
+   blocks it suppresses: the node-dependent part of the KL-divergence, as how many cells have each count g
+   (`frequency.xlogx_by_count` adds the terms exactly). #}
+SELECT "g", COUNT(*) AS "cells"
 FROM (
-    SELECT CAST({% if entity %}COUNT(DISTINCT w."e"){% else %}SUM(w."cnt"){% endif %} AS DOUBLE) AS "g"
+    SELECT CAST({% if entity %}COUNT(DISTINCT w."e"){% else %}SUM(w."cnt"){% endif %} AS BIGINT) AS "g"
     FROM {{ table | ident }} AS w
 {% if suppressed %}
     WHERE NOT EXISTS (SELECT 1 FROM {{ suppressed | ident }} AS sp
@@ -11,3 +12,4 @@ FROM (
     GROUP BY {% for c in block_cols + sens_cols %}w.{{ c | ident }}{% if not loop.last %}, {% endif %}{% endfor %}
 
 ) AS cells
+GROUP BY "g"

@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checker import NodeResult, NodeStats
-from .frequency import FrequencySet
+from .frequency import FrequencySet, xlogx_by_count
 from .models.ldiversity import xlogx
 
 METRICS = ("height", "avg_class_size", "discernibility", "kl_divergence")
@@ -147,8 +147,9 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
         block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
         sens_cols = [s.col for s in fs.sensitives]
         suppressed = fs.create_suppressed_table(result, beside_counts=True)
-        kept_cells_xlogx, = fs.counts.fetchrow("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
-                                               sens_cols=sens_cols, suppressed=suppressed, entity=fs.entity)
+        kept_cells_xlogx = xlogx_by_count(fs.counts.fetchall("node_kl_terms.sql", table=fs.wide_table,
+                                                             block_cols=block_cols, sens_cols=sens_cols,
+                                                             suppressed=suppressed, entity=fs.entity))
     # sum over released blocks of |B| ln area(B), from the block codes the node's query returned
     log_area = np.zeros(int(keep.sum()))
     for i, (name, lvl) in enumerate(levels.items()):

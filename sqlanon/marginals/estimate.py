@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataError
+from ..frequency import xlogx_by_count
 from .collection import Collection, Marginal, Schema
 
 MAX_DENSE_CELLS = 20_000_000    # cells of a dense numpy array (IPF, brute force) before we refuse
@@ -72,10 +73,10 @@ class MarginalCounts:
         m = Marginal(m.levels)
         if m not in self._xlogx:
             s = self.schema
-            row = s.fs.backend.fetchrow("marginal_xlogx.sql", table=s.fs.wide_table,
-                                        cols=[s.column(a, lvl) for a, lvl in m.levels])
+            rows = s.fs.backend.fetchall("marginal_xlogx.sql", table=s.fs.wide_table,
+                                         cols=[s.column(a, lvl) for a, lvl in m.levels])
             self.queries += 1
-            self._xlogx[m] = float(row[0] or 0.0)
+            self._xlogx[m] = xlogx_by_count(rows)
         return self._xlogx[m]
 
     def nonsensitive(self, m: Marginal) -> Marginal:
