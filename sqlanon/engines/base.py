@@ -290,8 +290,8 @@ class Backend:
 
     def may_collate(self, type_name: str) -> bool:
         """Can a column of `type_name` (as `columns` names it) compare under a collation? A scalar text column
-        can; DuckDB's lists cannot (only VARCHAR takes a collation there). PostgreSQL's arrays and Spark's nested
-        types of texts can: their GROUP BYs compare the texts inside under it (the engines say so)."""
+        can. An engine whose GROUP BY compares the texts inside a nested value under their collation says so too:
+        PostgreSQL's arrays, Spark's arrays, maps and structs, DuckDB 2's lists and structs."""
         ty = type_name.upper()
         return ty.startswith("VARCHAR") and bool(templates.COLUMN_TYPE.fullmatch(ty))
 

@@ -54,9 +54,9 @@ def _widened(columns: dict) -> dict:
 
 def _text_paths(data_type, steps: tuple = ()) -> list[tuple]:
     """The steps (`collation_probe.sql`) to each text a column of `data_type` (a DuckDBPyType) holds where DuckDB
-    compares it under its collation: () for a text column, (("item", ""),) for a list of texts, (("field", "x"),)
-    for STRUCT(x VARCHAR); none for a type without texts (an enum's labels take no collation) nor inside a map,
-    which DuckDB groups by its binary form whatever its texts' collation."""
+    compares it under its collation: () for a text column, (("item", "1"),) for a list of texts or a tuple's first
+    field, (("field", "x"),) for STRUCT(x VARCHAR); none for a type without texts (an enum's labels take no
+    collation) nor inside a map, which DuckDB groups by its binary form whatever its texts' collation."""
     kind = data_type.id
     if kind == "varchar":
         return [steps]

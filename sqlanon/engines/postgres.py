@@ -207,8 +207,8 @@ class PostgresBackend(Backend):
         # rule below reads as a built-in type (an ENUM named numeric_grade is not a DECIMAL)
         unknown = sorted({oid for _name, oid, display in described if display == str(oid)})
         rows = self.fetchall("type_names_postgres.sql", oids=unknown) if unknown else []
-        names = {oid: _catalog_type(name, built_in, base) + ("[]" if is_array else "")
-                 for oid, name, is_array, built_in, base in rows if _catalog_type(name, built_in, base)}
+        names = {oid: named + ("[]" if is_array else "")
+                 for oid, name, is_array, built_in, base in rows if (named := _catalog_type(name, built_in, base))}
         return [(name, names.get(oid) or _type_name(display)) for name, oid, display in described]
 
     def collated_columns(self, relation: str, names: Sequence[str]) -> list[str]:
