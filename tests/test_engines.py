@@ -821,6 +821,51 @@ def test_postgres_parquet_export_writes_other_types_as_the_csv_export_does(postg
         '{"k": [1, 2]}']
 
 
+def test_postgres_parquet_export_keeps_numerics_exact_and_instants_in_utc(postgres, tmp_path):
+    """A numeric of declared precision is a Parquet decimal of it (it was a float64: numeric(20,2) lost its cents),
+    an unconstrained numeric its exact text, a timestamptz an instant in UTC. A NaN no Parquet decimal holds, or a
+    timestamp 'infinity' the driver cannot load, is one line naming what to do, and no file is left."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import psycopg
+    import pyarrow.parquet as pq
+
+    from sqlanon.engines.postgres import PostgresBackend
+    from sqlanon.release import export
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("SET TIME ZONE 'Europe/Paris'")
+        con.execute("DROP TABLE IF EXISTS export_exact")
+        con.execute("CREATE TABLE export_exact (a numeric(20,2), b numeric(5,2), c numeric, d numeric(60,30), "
+                    "e timestamptz, f timestamp)")
+        con.execute("""INSERT INTO export_exact VALUES (123456789012345678.91, -1.50, 3.14159265358979323846264,
+                       123456789012345678901234567890.123456789012345678901234567891, '2020-06-01 12:00:00+02',
+                       '2020-06-01 12:00:00'), (NULL, NULL, NULL, NULL, NULL, NULL)""")
+        backend = PostgresBackend(con, owned=False)
+        try:
+            backend.export("export_exact", tmp_path / "t.parquet", "parquet")
+            table = pq.read_table(tmp_path / "t.parquet")
+            con.execute("UPDATE export_exact SET b = 'NaN' WHERE a IS NULL")
+            with pytest.raises(DataError, match=r"^column 'b' of export_exact holds NaN, which a Parquet "
+                                                r"decimal128\(5, 2\) cannot hold .*export it as CSV"):
+                export(backend, "export_exact", tmp_path / "nan.parquet")
+            con.execute("UPDATE export_exact SET b = NULL, f = 'infinity' WHERE a IS NULL")
+            with pytest.raises(DataError, match=r"^export_exact holds a value Parquet cannot hold here .*infinity.*"
+                                                r"export it as CSV"):
+                export(backend, "export_exact", tmp_path / "inf.parquet")
+        finally:
+            con.execute("DROP TABLE export_exact")
+    assert [str(table.schema.field(c).type) for c in "abcdef"] == [
+        "decimal128(20, 2)", "decimal128(5, 2)", "string", "decimal256(60, 30)", "timestamp[us, tz=UTC]",
+        "timestamp[us]"]
+    rows = table.to_pylist()
+    assert rows[0] == {"a": Decimal("123456789012345678.91"), "b": Decimal("-1.50"), "c": "3.14159265358979323846264",
+                       "d": Decimal("123456789012345678901234567890.123456789012345678901234567891"),
+                       "e": dt.datetime(2020, 6, 1, 10, tzinfo=dt.timezone.utc), "f": dt.datetime(2020, 6, 1, 12)}
+    assert rows[1] == dict.fromkeys("abcdef")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["t.parquet"]
+
+
 def test_spark_parquet_and_csv_sources(spark, duckdb_hospital, tmp_path):
     parquet = tmp_path / "hospital.parquet"
     duckdb.connect().execute(f"COPY (SELECT * FROM read_csv('{HOSPITAL / 'hospital.csv'}')) TO '{parquet}' "

@@ -21,6 +21,7 @@ import io
 import os
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -192,15 +193,19 @@ class PostgresBackend(Backend):
         self.execute("analyze.sql", name=name)
 
     # -- catalog ------------------------------------------------------------------------------------
-    def columns(self, relation: str) -> list[tuple[str, str]]:
+    def _described(self, relation: str) -> list[tuple[str, int, str]]:
+        """Each column's name, type OID and the driver's name of its type."""
         sql, = dialects.statements("describe_relation.sql", self.dialect, relation=relation)
         try:
             with self.con.cursor() as cur:
                 cur.execute(sql)
-                described = [(d.name, d.type_code, d.type_display) for d in cur.description]
+                return [(d.name, d.type_code, d.type_display) for d in cur.description]
         except self.psycopg.Error as e:
             raise DataError(f"PostgreSQL refused a query (describe_relation.sql): "
                             f"{_first_line(e, self._secrets)}") from None
+
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        described = self._described(relation)
         # the driver shows a type it does not know (an extension's, an array of a domain) as its OID: one whose base
         # type (or, for an array, its element's) is citext or a built-in type is named from the catalog (a scalar
         # domain needs nothing: the driver is given its base type); every other such type keeps its OID, which no
@@ -267,32 +272,70 @@ class PostgresBackend(Backend):
             self.con.close()
 
 
+_TIMESTAMPTZ_OID = 1184
+_DECIMAL_TYPE = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+def _parquet_column(pa, described: tuple[str, int, str], type_name: str):
+    """How one column goes into the Parquet file: (its Parquet type, is it read as text, is that text a decimal).
+
+    A numeric of declared precision is a Parquet decimal of that precision and scale, read as its exact text (the
+    connection's loader makes numerics floats, and a float64 column lost the cents of numeric(20,2)); a numeric
+    without one (any scale in any row) is its exact text, as the CSV export writes it. A timestamptz is an instant
+    in UTC (`isAdjustedToUTC`), as DuckDB exports one. A column Parquet has no type for here (an array, uuid,
+    interval, json, a composite...) is PostgreSQL's text of it: the driver returns such values as Python lists,
+    UUIDs, timedeltas, dicts, which no string column takes."""
+    _name, oid, _display = described
+    if oid == _TIMESTAMPTZ_OID:
+        return pa.timestamp("us", tz="UTC"), False, False
+    decimal = _DECIMAL_TYPE.fullmatch(type_name)
+    if decimal:
+        precision, scale = int(decimal[1]), int(decimal[2])
+        if precision <= 38:
+            return pa.decimal128(precision, scale), True, True
+        return pa.decimal256(precision, scale), True, True     # numeric's declared precision is at most 1000
+    arrow = {"SMALLINT": pa.int16(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
+             "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
+             "VARCHAR": pa.string()}.get(type_name)
+    return (arrow, False, False) if arrow is not None else (pa.string(), True, False)
+
+
 def _export_parquet(b: PostgresBackend, relation: str, path: Path, batch: int = 100_000) -> None:
-    """Stream a relation into a Parquet file, `batch` rows at a time (a server-side cursor)."""
+    """Stream a relation into a Parquet file, `batch` rows at a time (a server-side cursor); each column's type
+    as `_parquet_column` chooses."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise DataError("exporting to Parquet from PostgreSQL needs pyarrow: pip install pyarrow") from None
-    arrow = {"SMALLINT": pa.int16(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
-             "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
-             "VARCHAR": pa.string()}
-    # a column Parquet has no type for here (an array, uuid, interval, json...) is written as PostgreSQL's text of
-    # it: the driver returns such values as Python lists, UUIDs, timedeltas, dicts, which no string column takes
-    cols = [(c, pa.float64() if t.startswith("DECIMAL") and not t.endswith("]") else arrow.get(t))
-            for c, t in b.columns(relation)]
-    schema = pa.schema([(c, t or pa.string()) for c, t in cols])
+    described = b._described(relation)
+    named = dict(b.columns(relation))
+    plan = [_parquet_column(pa, d, named[d[0]]) for d in described]
+    schema = pa.schema([(d[0], t) for d, (t, _text, _decimal) in zip(described, plan)])
     sql, = dialects.statements("export_select_postgres.sql", b.dialect, relation=relation,
-                               columns=[(c, t is None) for c, t in cols])
+                               columns=[(d[0], text) for d, (_t, text, _decimal) in zip(described, plan)])
     with b.con.transaction(), b.con.cursor(name="sqlanon_export") as cur, pq.ParquetWriter(str(path), schema) as w:
         cur.execute(sql)
         while True:
-            rows = cur.fetchmany(batch)
+            try:
+                rows = cur.fetchmany(batch)
+            except b.psycopg.DataError as e:      # a value the driver cannot load: a date or timestamp 'infinity'
+                raise DataError(f"{relation} holds a value Parquet cannot hold here ({_first_line(e, b._secrets)}); "
+                                "export it as CSV, or cast the column in a source query") from None
             if not rows:
                 break
-            columns = list(zip(*rows))
-            w.write_table(pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)],
-                                   schema=schema))
+            arrays = []
+            for col, f, (_t, _text, decimal) in zip(zip(*rows), schema, plan):
+                values = [None if v is None else Decimal(v) for v in col] if decimal else list(col)
+                try:
+                    arrays.append(pa.array(values, type=f.type))
+                except pa.ArrowInvalid as e:
+                    bad = next((v for v in values if v is not None and not v.is_finite()), None) if decimal else None
+                    what = f"holds {bad}, which" if bad is not None else "holds a value that"
+                    raise DataError(f"column '{f.name}' of {relation} {what} a Parquet {f.type} cannot hold "
+                                    f"({str(e).splitlines()[0]}); export it as CSV, or cast the column in a "
+                                    "source query") from None
+            w.write_table(pa.table(arrays, schema=schema))
 
 
 def _setting(value) -> str:
