@@ -1218,6 +1218,33 @@ def test_postgres_refuses_the_source_and_other_tables_and_keeps_its_own(postgres
     _one_line_error(_cli(["anonymize", replace_false, "-q"]), "release.replace: false")
 
 
+def test_spark_closing_one_run_keeps_the_other_runs_views(spark, tmp_path):
+    """Two runs on one session, and a view of the caller's named like sqlanon's. Closing a run dropped every
+    temporary view of the session whose name starts with __sqlanon: the other run's source, mapping tables and
+    frequency sets, which then failed, and the caller's view. Now a run drops the views it made, only."""
+    def temporary() -> set[str]:
+        return {t.name for t in spark.catalog.listTables() if t.isTemporary}
+
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW __sqlanon_callers AS SELECT 1 AS v")
+    before = temporary()
+    policy = load_policy(_hospital_policy("spark", {"k": 4}), base_dir=tmp_path)
+    try:
+        first = Anonymization(policy)
+        first_views = temporary() - before
+        with Anonymization(policy) as second:
+            second_views = temporary() - before - first_views
+            # the caller's view takes the prefix __sqlanon (`free_prefix`)
+            assert "__sqlanon2_source" in first_views and "__sqlanon3_source" in second_views
+            assert any(v.startswith("__sqlanon3_map_") for v in second_views)
+            first.choose()
+            first.close()
+            assert temporary() == before | second_views
+            assert second.choose().levels == first.chosen.levels == {"zip_code": 1, "age": 1, "nationality": 1}
+        assert temporary() == before
+    finally:
+        spark.catalog.dropTempView("__sqlanon_callers")
+
+
 def test_spark_refuses_the_source_and_records_its_own(spark, tmp_path):
     spark.sql("CREATE TABLE IF NOT EXISTS spark_users_table USING PARQUET AS SELECT 1 AS v")
     before = {t.name for t in spark.catalog.listTables()}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -278,6 +279,9 @@ class SparkBackend(Backend):
         self._frames: dict[str, Any] = {}     # temporary views made from pandas frames (cached DataFrames)
         self._local: list[Backend] = []          # in-process copies of frequency sets (`local_counts`)
         self._binary_types: dict[str, str] = {}  # collated nested columns' binary types (`collated_columns`)
+        # the temporary views this backend made (`_made_temporary`): `close` drops those only, not another
+        # backend's on the same session (a caller's session may hold several runs)
+        self._temp_views: set[str] = set()
 
     @classmethod
     def open(cls, source) -> SparkBackend:
@@ -292,6 +296,9 @@ class SparkBackend(Backend):
 
     # -- running statements ---------------------------------------------------------------------
     def _run_sql(self, sql: str, params, want: str | None, template: str):
+        created = _TEMP_VIEW.match(sql)
+        if created:
+            self._temp_views.add(_unquote(created[1]).lower())
         try:
             df = self.spark.sql(sql, args=list(params)) if params else self.spark.sql(sql)
             if want is None:
@@ -316,6 +323,7 @@ class SparkBackend(Backend):
                 # cached when first read (no job of its own: the statement that reads it fills the cache)
                 df = df.cache()
                 df.createOrReplaceTempView(name)
+                self._temp_views.add(name.lower())
                 self._frames[name] = df
                 return
             view = f"__sqlanon_frame_{id(frame)}"
@@ -337,6 +345,7 @@ class SparkBackend(Backend):
             df = self.spark.table(quote(name)).localCheckpoint(eager=True)
             self._drop_temp(name)
             df.createOrReplaceTempView(name)
+            self._temp_views.add(name.lower())
             self._frames[name] = df
         except self._errors as e:
             raise DataError(f"Spark refused to keep a copy of {name}: {_first_line(e)}") from None
@@ -498,6 +507,7 @@ class SparkBackend(Backend):
                     reader = reader.option("header", "true").option("inferSchema", "true")
                 df = reader.parquet(location) if source.kind == "parquet" else reader.csv(location)
                 df.createOrReplaceTempView(view)
+                self._temp_views.add(view.lower())
             elif source.kind == "query":
                 self.execute("create_source_view.sql", view=view,
                              query=source_select(source.query, "spark"))
@@ -534,8 +544,9 @@ class SparkBackend(Backend):
         self._local.clear()
         try:
             for t in self.spark.catalog.listTables():
-                if t.isTemporary and t.name.startswith("__sqlanon"):
+                if t.isTemporary and t.name.lower() in self._temp_views:   # Spark folds their case
                     self.spark.catalog.dropTempView(t.name)   # also uncaches it
+            self._temp_views.clear()
             for df in self._frames.values():
                 _unpersist(df)
             self._frames.clear()
@@ -543,6 +554,17 @@ class SparkBackend(Backend):
             pass
         if self.owned:
             self.spark.stop()
+
+
+# a statement that makes a temporary view, as `dialects.adapt` writes them for Spark (a temporary table is a
+# CACHE TABLE), and its name
+_TEMP_VIEW = re.compile(r"\s*(?:CACHE\s+(?:LAZY\s+)?TABLE|CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+)?TEMP(?:ORARY)?"
+                        r"\s+VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(`(?:[^`]|``)*`|[\w.]+)", re.IGNORECASE)
+
+
+def _unquote(name: str) -> str:
+    """A Spark identifier as the catalog lists it: `a``b` -> a`b."""
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 def _unpersist(df) -> None:
