@@ -191,6 +191,8 @@ NESTED = {
                          "struct_pack(x := 1.5::DOUBLE)"),
     "INTEGER[]": ("[1]", "[2]", "[3]"),
     "VARCHAR[]": ("['a']", "['b']", "['c']"),
+    # a decimal of declared scale has one text per value: [1.5] and [1.50] are both [1.50]
+    "DECIMAL(9,2)[]": ("[1.5::DECIMAL(9,2)]", "[1.50::DECIMAL(9,2)]", "[2::DECIMAL(9,2)]"),
     # a label or a field named like a float type is not one
     "ENUM('single', 'double', 'suite')": ("'single'", "'double'", "'suite'"),
     'STRUCT("interval" VARCHAR, dose INTEGER)': ("{'interval': 'a', 'dose': 1}", "{'interval': 'b', 'dose': 1}",
@@ -199,7 +201,7 @@ NESTED = {
     # not judge on the safe side; refused by the data (value_text_counts.sql)
     "UNION(num INTEGER, txt VARCHAR)": ("1::INTEGER", "'1'::VARCHAR", "2::INTEGER"),
 }
-RUN = {"INTEGER[]", "VARCHAR[]", "ENUM('single', 'double', 'suite')", 'STRUCT("interval" VARCHAR, dose INTEGER)'}
+RUN = {"INTEGER[]", "VARCHAR[]", "DECIMAL(9,2)[]", "ENUM('single', 'double', 'suite')", 'STRUCT("interval" VARCHAR, dose INTEGER)'}
 
 
 @pytest.mark.parametrize("column_type", list(NESTED))

@@ -173,6 +173,10 @@ _EQUAL_UNLIKE_WORD = re.compile(r"\b(" + "|".join(EQUAL_UNLIKE_TYPES) + r")\d*\b
 # "interval" field) and unquoted field names (STRUCT(x DOUBLE): the first word of a field when a word follows it)
 _SPARK_FIELD_NAMES = re.compile(r"(?<=[<,])[^<>,:]*:")
 _NOT_TYPES = (re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""), re.compile(r"(?<=[(,])\s*\w+\s+(?=[A-Za-z])"))
+# a decimal of declared scale: one text per value on every engine (1.5 of a DECIMAL(9, 2) is always 1.50, and
+# none has a negative zero), so a nested type holding it is compared by its text safely. PostgreSQL's numeric of
+# any scale (1.5 and 1.50 apart), named DECIMAL without one, is not this.
+_FIXED_SCALE = re.compile(r"\b(?:DECIMAL|NUMERIC)\s*\(\s*\d+\s*,\s*\d+\s*\)", re.IGNORECASE)
 
 
 def nested_equal_unlike(type_name: str) -> bool:
@@ -182,9 +186,15 @@ def nested_equal_unlike(type_name: str) -> bool:
     is not one that can be written into a template safely, and Spark cannot cast a text to an array.) An enum's
     labels and a struct's field names are not read as types.
 
-    >>> [nested_equal_unlike(t) for t in ("DOUBLE[]", "STRUCT(x DECIMAL(9,2))", "ARRAY<DOUBLE>", "INTEGER[]",
+    >>> [nested_equal_unlike(t) for t in ("DOUBLE[]", "STRUCT(x DECIMAL)", "ARRAY<DOUBLE>", "INTEGER[]",
     ...                                   "DOUBLE", "VARCHAR[]", "MAP(VARCHAR, DOUBLE)", "STRUCT(a STRUCT(b FLOAT))")]
     [True, True, True, False, False, False, True, True]
+
+    A decimal of declared scale prints one text per value:
+
+    >>> [nested_equal_unlike(t) for t in ("DECIMAL(9,2)[]", "ARRAY<DECIMAL(9,2)>", "STRUCT(x DECIMAL(9, 2), y REAL)",
+    ...                                   "DECIMAL[]")]
+    [False, False, True, True]
     >>> [nested_equal_unlike(t) for t in ("ENUM('single', 'double')", 'STRUCT("interval" VARCHAR, dose INTEGER)',
     ...                                   "STRUCT<REAL:STRING>", "STRUCT(real VARCHAR)", "STRUCT<X:DOUBLE>",
     ...                                   "STRUCT<OWNER'S:STRING,SCORE:DOUBLE,O'CLOCK:INT>")]
@@ -198,7 +208,7 @@ def nested_equal_unlike(type_name: str) -> bool:
     else:
         for pattern in _NOT_TYPES:
             ty = pattern.sub(" ", ty)
-    return bool(_EQUAL_UNLIKE_WORD.search(ty))
+    return bool(_EQUAL_UNLIKE_WORD.search(_FIXED_SCALE.sub(" ", ty)))
 
 
 # scalar column types (as `Backend.columns` names them) whose text is their value: one text per value, on every
