@@ -84,6 +84,17 @@
    from `source` (the staged table with its `weight` column, or the source itself) joined to the mapping
    tables. Also the subquery of the wide frequency set written straight from the source
    (wide_frequency_set.sql with `bottom`). #}
+{# The texts of a column's non-NULL values, one row per source row, that `table` (column "value") does not list:
+   an anti-join on the text. Not a NOT EXISTS correlated on the column: DuckDB decorrelates that by grouping the
+   column's values first, so the rows of -0.0 of a DOUBLE took the verdict of 0.0 (equal values) and went
+   unreported, though the frequency set's join on the text dropped them. #}
+{% macro uncovered_texts(source, column, table) -%}
+SELECT t."v"
+FROM (SELECT CAST({{ column | ident }} AS VARCHAR) AS "v" FROM {{ source | ident }} WHERE {{ column | ident }} IS NOT NULL) AS t
+LEFT JOIN {{ table | ident }} AS known ON known."value" = t."v"
+WHERE known."value" IS NULL
+{%- endmacro %}
+
 {% macro bottom_select(qis, sensitives, source, weight, distinct_rows, entity, code_types, joins) -%}
 SELECT
 {% for q in qis %}

@@ -1,9 +1,9 @@
 {# Values of a data column that a hierarchy does not list as a base value, with their rows
    (sqlanon hierarchy check; the hierarchy's base values are in a small table, column "value"). #}
-SELECT CAST(src.{{ column | ident }} AS VARCHAR) AS v, COUNT(*) AS n
-FROM {{ source | ident }} AS src
-WHERE src.{{ column | ident }} IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM {{ values_table | ident }} AS h
-                  WHERE h."value" = CAST(src.{{ column | ident }} AS VARCHAR))
+{% from "_macros.sql" import uncovered_texts %}
+SELECT u."v" AS v, COUNT(*) AS n
+FROM (
+{{ uncovered_texts(source, column, values_table) }}
+) AS u
 GROUP BY 1
 ORDER BY 1

@@ -133,6 +133,25 @@ def test_read_directly_a_value_missing_from_a_taxonomy_is_named(tmp_path):
     assert e.value.values == ["x"]
 
 
+@pytest.mark.parametrize("source", ["table", "parquet"])
+def test_read_directly_the_other_text_of_a_listed_float_is_named(source, tmp_path):
+    """A DOUBLE quasi-identifier holding 0.0 and -0.0 under a hierarchy that lists 0.0 only: the wide set's join
+    on the text drops the rows of -0.0, and the statement naming the values not covered must name it. It named
+    none (DuckDB decorrelated its NOT EXISTS by grouping the column's values, 0.0 and -0.0 as one), and the run
+    stopped with a RuntimeError traceback."""
+    (tmp_path / "x.csv").write_text("x,level_1\n0.0,*\n1.5,*\n")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT CASE WHEN i % 3 = 0 THEN 1.5 WHEN i % 3 = 1 THEN CAST('-0.0' AS DOUBLE) "
+                "ELSE 0.0 END :: DOUBLE AS x, (i % 2)::VARCHAR AS s FROM range(30) r(i)")
+    con.execute(f"COPY t TO '{tmp_path / 't.parquet'}' (FORMAT parquet)")
+    policy = load_policy({"source": {"table": "t"} if source == "table" else {"parquet": "t.parquet"},
+                          "quasi_identifiers": {"x": {"hierarchy": "x.csv"}}, "sensitive": ["s"],
+                          "privacy": {"k": 2}, "release": {"name": "rel"}}, base_dir=tmp_path)
+    with pytest.raises(UnknownValues, match=r"column 'x': value\(s\) '-0.0' missing from the hierarchy") as e:
+        Anonymization(policy, connection=con)
+    assert e.value.values == ["-0.0"]
+
+
 def test_read_directly_a_null_is_refused(tmp_path):
     con = duckdb.connect()
     con.execute(TYPED)

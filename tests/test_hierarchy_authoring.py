@@ -219,6 +219,21 @@ def test_check_reports_every_kind_of_problem_and_exits_3(tmp_path):
         assert line in text.output, text.output
 
 
+def test_check_names_the_other_text_of_a_listed_float(tmp_path):
+    """-0.0 equals 0.0, but the run joins a float to its hierarchy by text: a file listing 0.0 only does not cover
+    the rows of -0.0, and the check must say so (it said clean: DuckDB decorrelated its NOT EXISTS by grouping
+    the column's values, 0.0 and -0.0 as one)."""
+    db = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (0.0::DOUBLE), (CAST('-0.0' AS DOUBLE)), "
+                "(CAST('-0.0' AS DOUBLE)), (1.5::DOUBLE)) v(x)")
+    con.close()
+    hierarchy = _write(tmp_path, "x.csv", "x,level_1\n0.0,low\n1.5,high\n")
+    r = _check(hierarchy, "--data", db, "--table", "t", "--json")
+    assert r.exit_code == 3, r.output
+    assert json.loads(r.output)["problems"]["missing"] == [{"value": "-0.0", "rows": 2, "inner_label": False}]
+
+
 def test_check_reads_a_duckdb_table_and_notes_unequal_depths(tmp_path):
     db = tmp_path / "d.duckdb"
     con = duckdb.connect(str(db))
