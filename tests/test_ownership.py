@@ -43,6 +43,7 @@ def ws(tmp_path) -> Path:
     con.execute("CREATE TABLE other AS SELECT range AS x FROM range(5)")
     con.execute("CREATE TABLE rel__map_0 AS SELECT 'mine' AS y")
     con.execute("CREATE TABLE b_qit AS SELECT 1 AS z")
+    con.execute("CREATE VIEW dash AS SELECT 42 AS answer")
     con.close()
     write_policy(tmp_path)
     return tmp_path
@@ -111,6 +112,12 @@ REFUSALS = [
     ("another table of the user", lambda ws: _policy(ws, name="other"), [], "other"),
     ("a view's mapping table the user made", lambda ws: _policy(ws, name="rel", materialize="view"), [],
      "rel__map_0"),
+    # DuckDB matches names whatever their case: a release named in another case took the user's objects for new
+    # names, replaced the view and the mapping table, and failed on the table only at its rename
+    ("another table of the user, another case", lambda ws: _policy(ws, name="OTHER"), [], "table OTHER"),
+    ("a view of the user, another case", lambda ws: _policy(ws, name="Dash", materialize="view"), [], "view Dash"),
+    ("a view's mapping table the user made, another case", lambda ws: _policy(ws, name="REL", materialize="view"),
+     [], "REL__map_0"),
     ("the catalog's own name", lambda ws: _policy(ws, name="sqlanon_releases"), [], "sqlanon_releases"),
     ("export over the source CSV", lambda ws: write_policy(ws, source={"csv": "people.csv", "table": "people"},
                                                            export=["people.csv"]),
@@ -152,7 +159,9 @@ def test_refusals_of_apply_name_and_bucketize(ws):
     before = state(ws)
     refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "other", "-q"), "other")
     refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "people", "-q"), "people")
+    refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "Other", "-q"), "Other")
     refused(cli("bucketize", policy, "--l", "3", "--name", "b", "-q"), "b_qit")
+    refused(cli("bucketize", policy, "--l", "3", "--name", "B", "-q"), "B_qit")
     assert state(ws) == before
 
 

@@ -272,7 +272,7 @@ class DuckDBBackend(Backend):
             raise DataError(f"the database refused a query (collation_probe.sql): {str(e).splitlines()[0]}") from None
 
     def relation_kind(self, name: str) -> str | None:
-        row = self.fetchone("relation_kind.sql", name_parts(name))
+        row = self.fetchone("relation_kind.sql", name_parts(name), fold=True)
         return row[0] if row and row[0] else None
 
     def temporary_tables(self) -> list[str]:
@@ -335,7 +335,7 @@ class DuckDBBackend(Backend):
                                           f"from source.database {source.database}: write schema.table or table")
                     catalog, schema = attached, schema or "main"
                 # 'TABLE' or 'VIEW', no row when there is none
-                kind = self.fetchone("relation_kind.sql", [catalog, schema, table])
+                kind = self.fetchone("relation_kind.sql", [catalog, schema, table], fold=True)
                 if kind is None:
                     raise DataError(f"source table '{source.table}' does not exist"
                                     + (f" in {source.database}" if source.database else "")

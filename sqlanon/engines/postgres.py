@@ -233,7 +233,7 @@ class PostgresBackend(Backend):
         return super().may_collate(ARRAY_SUFFIX.sub("", type_name))
 
     def relation_kind(self, name: str) -> str | None:
-        row = self.fetchone("relation_kind.sql", name_parts(name))
+        row = self.fetchone("relation_kind.sql", name_parts(name), fold=False)
         return row[0] if row and row[0] else None
 
     def temporary_tables(self) -> list[str]:
