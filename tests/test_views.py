@@ -386,7 +386,8 @@ def test_spark_view_keeps_policy(spark, tmp_path):  # noqa: F811
 
 # -- coverage and drift: `sqlanon check --table VIEW` and `sqlanon status MANIFEST` ---------------------
 
-def _cli_release(tmp_path, drift: dict) -> tuple:
+def _cli_release(tmp_path, drift: dict, schema: str | None = None) -> tuple:
+    """A view release of the table live (in `schema`, and the release there too, when given)."""
     import yaml
     from click.testing import CliRunner
 
@@ -394,9 +395,12 @@ def _cli_release(tmp_path, drift: dict) -> tuple:
     db = tmp_path / "h.duckdb"
     con = duckdb.connect(str(db))
     con.register("base", base_frame())
-    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    at = f"{schema}." if schema else ""
+    if schema:
+        con.execute(f"CREATE SCHEMA {schema}")
+    con.execute(f"CREATE TABLE {at}live AS SELECT * FROM base")
     con.close()
-    pol = policy({"database": str(db), "table": "live"}, {"k": 4}, drift=drift)
+    pol = policy({"database": str(db), "table": f"{at}live"}, {"k": 4}, drift=drift, name=f"{at}live_rel")
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol, sort_keys=False))
     runner = CliRunner()
     r = runner.invoke(main, ["anonymize", str(tmp_path / "p.yaml"), "--json", str(tmp_path / "m.json"), "-q"])
@@ -412,20 +416,24 @@ def _cli_release(tmp_path, drift: dict) -> tuple:
     return run, sql, str(tmp_path / "p.yaml"), str(tmp_path / "m.json")
 
 
-def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values(tmp_path):
-    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1, "max_unknown": 0.2})
+@pytest.mark.parametrize("schema", [None, "s"])
+def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values(tmp_path, schema):
+    """Also with the source and the release in another schema (s.live, s.live_rel): the coverage query quoted
+    each name as one identifier ("s.live"), and status and check --table stopped with a catalog error."""
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1, "max_unknown": 0.2}, schema)
+    at = f"{schema}." if schema else ""
     r = run("status", manifest, "--json")
     assert r.exit_code == 0, r.output
     got = json.loads(r.output)
     assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (12, 12, 0, 0)
     assert got["drifted"] is False and "new_levels" not in got
     # one known row (a class of 1, held back) and one with an unknown age (released at '*', held back)
-    sql("INSERT INTO live VALUES (13053, 50, 'Indian', 'Cancer', 0), (13053, 77, 'Indian', 'Flu', 0)")
+    sql(f"INSERT INTO {at}live VALUES (13053, 50, 'Indian', 'Cancer', 0), (13053, 77, 'Indian', 'Flu', 0)")
     r = run("status", manifest, "--json")
     got = json.loads(r.output)
     assert (got["source_rows"], got["view_rows"], got["suppressed_rows"], got["unknown_rows"]) == (14, 12, 2, 1)
     assert r.exit_code == 3 and got["drifted"] and len(got["reasons"]) == 1 and "max_suppressed" in got["reasons"][0]
-    r = run("check", pol, "--table", "live_rel")
+    r = run("check", pol, "--table", f"{at}live_rel")
     assert r.exit_code == 3
     assert "suppressed at read time: 2 rows (14.29%" in r.output and "unknown to the mapping tables: 1 source rows" in r.output
     assert "satisfies the policy" in r.output   # what the view shows does; the drift makes the exit code 3
