@@ -524,9 +524,14 @@ class Anonymization:
     def default_manifest_path(self) -> Path:
         """`<release>.manifest.json` beside the DuckDB database file; beside the policy file (or in the
         working folder for a policy given as a dict) when the database is not a file (in memory,
-        PostgreSQL, Spark)."""
+        PostgreSQL, Spark). A release name is a relation's, not a path: its '/' and '\\' are written %2F and
+        %5C (and '%' as %25), so that `sub/rel` is not a file in a folder sub that may not exist (the release was
+        written, then the manifest failed with a traceback) and `/rel` not a file at the root."""
         where = self.backend.path.resolve().parent if self.backend.path else Path(self.policy.base_dir)
-        return where / f"{self.policy.release.name}.manifest.json"
+        name = self.policy.release.name
+        for char, code in (("%", "%25"), ("/", "%2F"), ("\\", "%5C")):
+            name = name.replace(char, code)
+        return where / f"{name}.manifest.json"
 
     def write_manifest(self, path: Path | str | None = None) -> Path:
         """Write the manifest as JSON (to a temporary file renamed into place); default

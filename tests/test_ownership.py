@@ -420,3 +420,18 @@ def test_a_table_created_while_the_release_was_building_is_not_replaced(ws, monk
             run.materialize()
     state_after = db_state(ws / "data.duckdb")
     assert state_after["late"][0] == 1 and "late__sqlanon_tmp" not in state_after and CATALOG not in state_after
+
+
+@pytest.mark.parametrize("name, file", [("sub/rel", "sub%2Frel.manifest.json"), ("/rel", "%2Frel.manifest.json"),
+                                        ("a\\b%c", "a%5Cb%25c.manifest.json")])
+def test_a_release_name_is_no_path_for_its_manifest(ws, name, file):
+    """The default manifest is `<release>.manifest.json` beside the database. A name holding '/' made it a file
+    in a folder that did not exist: the release was written, then the manifest failed with a traceback (or, for
+    /rel, went to the root). Such characters are written %2F, %5C and %25 in the file's name."""
+    r = cli("anonymize", write_policy(ws, name=name), "-q")
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((ws / file).read_text())
+    assert manifest["outputs"][0]["name"] == name
+    con = duckdb.connect(str(ws / "data.duckdb"), read_only=True)
+    assert con.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone() == (12,)
+    con.close()
