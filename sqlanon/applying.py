@@ -75,6 +75,13 @@ def check_manifest(manifest: dict, path, backend=None) -> None:
                              f"{backend.describe()}: its policy hashes to {actual[:12]}, the release was made with "
                              f"{entry.policy_sha256[:12]}; it was edited after sqlanon wrote it (the catalog row "
                              "holds the original)")
+    # the node is not in the policy's hash: the catalog row records the one released
+    node = json.loads(entry.node) if entry is not None and entry.node else None
+    if entry is not None and node is not None and node != manifest["chosen"].get("levels"):
+        raise ReleaseRefused(f"manifest {path} does not match release {entry.name} in {CATALOG} of "
+                             f"{backend.describe()}: it records the node {manifest['chosen'].get('levels')}, the "
+                             f"release was made at {node}; it was edited after sqlanon wrote it (the catalog row "
+                             "holds the original)")
 
 
 def _check_manifest_shape(data: dict, path) -> None:
@@ -190,6 +197,7 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
     from .progress import Progress
     from .views import coverage, drift_verdict
     manifest = get_manifest(manifest_path)
+    check_manifest(manifest, manifest_path)     # an edited drift limit would pass a drifted view
     views = [o for o in manifest.get("outputs", []) if o.get("kind") == "view"]
     if not views:
         raise PolicyError("MANIFEST.outputs", f"{manifest_path} records no view release; status measures view "
@@ -202,6 +210,7 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
     db = db or manifest.get("database") or default_db(policy)
     backend = open_backend(policy.source, db)
     try:
+        check_manifest(manifest, manifest_path, backend)
         source = backend.view_source(policy.source)
         if source is None or backend.relation_kind(name) != "VIEW":
             raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
@@ -234,6 +243,8 @@ def _manifest_view_coverage(manifest_path, db) -> dict | None:
     """The same for a manifest's view release, read in the release's database (None for a table release)."""
     try:
         return view_status(manifest_path, db=db, renode=False)
+    except ReleaseRefused:
+        raise                   # an edited manifest: refused, not reported without its view
     except (PolicyError, DataError):
         return None
 
@@ -265,6 +276,7 @@ def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymizat
     """
     manifest_path = Path(manifest_path)
     manifest = _read_manifest(manifest_path)
+    check_manifest(manifest, manifest_path)
     raw = copy.deepcopy(manifest["policy"])
     base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
     source = dict(raw.get("source") or {})

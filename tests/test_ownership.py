@@ -362,6 +362,26 @@ def test_apply_and_sql_refuse_an_edited_manifest(ws, drop, needle):
     assert cli("sql", ws / "rel.manifest.json").exit_code == 0
 
 
+def test_an_edited_node_or_drift_limit_is_refused_too(ws):
+    """The policy's hash does not cover the chosen node: `sql MANIFEST` printed an edited node as the release's,
+    and `status` and `report` checked no hash at all (raising release.drift in the file turned a drifted view
+    into exit 0). The catalog row's node is compared, and every reader of a manifest checks its hash."""
+    assert cli("anonymize", write_policy(ws, name="vrel", materialize="view"), "-q").exit_code == 0
+    m = json.loads((ws / "vrel.manifest.json").read_text())
+    levels = m["chosen"]["levels"]
+    (ws / "node.json").write_text(json.dumps({**m, "chosen": {**m["chosen"], "levels": dict.fromkeys(levels, 0)}}))
+    needle = f"it records the node {dict.fromkeys(levels, 0)}, the release was made at {levels}"
+    refused(cli("sql", ws / "node.json"), needle)
+    refused(cli("apply", ws / "node.json", "--source", "people", "--name", "rel_new", "-q"), needle)
+    refused(cli("status", ws / "node.json"), needle)
+    m["policy"]["release"]["drift"] = {"max_suppressed": 1.0, "max_unknown": 1.0, "renode": False}
+    (ws / "drift.json").write_text(json.dumps(m))
+    for command in (["status"], ["report", "--out", ws / "r.html"]):
+        refused(cli(*command, ws / "drift.json"), "was edited after sqlanon wrote it")
+    assert not (ws / "r.html").exists()
+    assert cli("status", ws / "vrel.manifest.json").exit_code == 0
+
+
 def test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing(ws, tmp_path_factory):
     """SIGINT to a running `sqlanon anonymize`, delivered while its swap transaction is open (the catalog
     insert is made to wait for it): exit 130, one line, the previous release and everything else unchanged."""
