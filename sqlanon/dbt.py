@@ -61,9 +61,25 @@ def _project_paths(project: Path) -> tuple[Path, Path]:
         conf = yaml.safe_load(conf_file.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
         raise UserError(f"--project: {conf_file} is not YAML ({str(e).splitlines()[0]})") from None
-    models = (conf.get("model-paths") or ["models"])[0]
-    macros = (conf.get("macro-paths") or ["macros"])[0]
-    return project / models, project / macros
+    if not isinstance(conf, dict):
+        raise UserError(f"--project: {conf_file} holds a YAML {type(conf).__name__}, not a dbt project's mapping; "
+                        "give the folder of a dbt project")
+    return _project_path(project, conf, "model-paths", "models"), _project_path(project, conf, "macro-paths", "macros")
+
+
+def _project_path(project: Path, conf: dict, key: str, default: str) -> Path:
+    """The first folder of `key` in dbt_project.yml: a list of folders inside the project, as dbt requires (a
+    string was read letter by letter; an absolute path or ../ wrote outside the project)."""
+    paths = conf.get(key) or [default]
+    if not isinstance(paths, list) or not all(isinstance(x, str) and x for x in paths):
+        raise UserError(f"--project: {key} in {project / 'dbt_project.yml'} must be a list of folders (dbt's "
+                        f"form: {key}: [\"{default}\"]); got {json.dumps(paths)[:80]}")
+    folder = project / paths[0]
+    root = project.resolve()
+    if Path(paths[0]).is_absolute() or not folder.resolve().is_relative_to(root):
+        raise UserError(f"--project: {key} {paths[0]!r} in {project / 'dbt_project.yml'} is not inside the project; "
+                        "sqlanon dbt writes only inside it")
+    return folder
 
 
 def _dbt_name(value: str, field: str) -> str:
@@ -123,7 +139,7 @@ def _criterion_tests(run, qis: list[str], source_ref: str) -> list[dict]:
             out.append({"sqlanon_t_closeness": {**base, "sensitive": crit.sensitive, "t": crit.t,
                                                 "distance": crit.distance, "source_relation": source_ref}})
         else:
-            field = "privacy.t_closeness.distance" if isinstance(crit, TCloseness) else "privacy.l_diversity"
+            field = _policy_field(crit)
             raise PolicyError(field, f"{crit.name} has no dbt test yet (tested: k, distinct / entropy / recursive "
                               "l-diversity without don't-care or negative-disclosure sets, t-closeness with the "
                               "equal or ordered distance); use sqlanon check in the schedule")
@@ -132,6 +148,17 @@ def _criterion_tests(run, qis: list[str], source_ref: str) -> list[dict]:
         budget["entity_key"] = entity
     out.append({"sqlanon_suppression": budget})
     return out
+
+
+def _policy_field(crit) -> str:
+    """The policy field a privacy model without a dbt test comes from: its key under `privacy` (its name with
+    '-' written '_': k-map, delta-presence), the distance of a t-closeness, l_diversity for the l-diversity
+    family (an average_risk was said to be privacy.l_diversity)."""
+    if isinstance(crit, TCloseness):
+        return "privacy.t_closeness.distance"
+    if crit.name.endswith("-diversity"):
+        return "privacy.l_diversity"
+    return "privacy." + crit.name.replace("-", "_")
 
 
 def schema_yml(run, source_name: str, table: str, source_schema: str | None) -> str:
@@ -203,6 +230,15 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
                               "model holding the query's rows)")
         source_table = src.table or src.label
     _dbt_name(source_table, "--source")
+    # the generic tests quote columns with dbt's adapter.quote, which does not double a quote inside a name: such
+    # a test would fail to parse instead of judging the model
+    for field, names in (("quasi_identifiers", policy.quasi_identifiers), ("sensitive", policy.sensitive),
+                         ("entity_key", [policy.entity_key] if policy.entity_key else [])):
+        for column in names:
+            if '"' in column or "`" in column:
+                raise PolicyError(field, f"column {column!r} holds a quote, which dbt's adapter.quote does not "
+                                  "escape in the schema tests; select it under another name in a dbt model or view "
+                                  "and anonymize that")
     source_name = f"sqlanon_{name}"
     files = {
         models_dir / "sqlanon" / f"{name}.sql": model_sql(run, dialect, source_name, source_table),
@@ -212,6 +248,12 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
     marker = _read_marker(project)
     for path in files:
         key = path.relative_to(project).as_posix()
+        folder = project
+        for part in path.parent.relative_to(project).parts:
+            folder = folder / part
+            if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+                raise UserError(f"--project: {folder} is a file, not a folder; sqlanon dbt writes {path} inside it: "
+                                "move the file away or change the project's paths")
         if not path.exists():
             continue
         if key not in marker:
@@ -220,16 +262,26 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
         if _digest(path.read_text(encoding="utf-8")) != marker[key]:
             raise UserError(f"--project: {path} was edited since sqlanon dbt wrote it; move it away (or restore "
                             "it) to regenerate")
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, text)
-        marker[path.relative_to(project).as_posix()] = _digest(text)
-    _write_atomic(project / MARKER, json.dumps({"written_by": "sqlanon dbt", "files": dict(sorted(marker.items()))},
-                                               indent=2) + "\n")
+    for path in (*files, project / MARKER):
+        if _tmp(path).exists() or _tmp(path).is_symlink():
+            raise UserError(f"--project: {_tmp(path)} exists and was not written by sqlanon dbt (it writes there "
+                            "first); move it away")
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, text)
+            marker[path.relative_to(project).as_posix()] = _digest(text)
+    finally:        # a write that failed half-way: the files written are still recorded as sqlanon's
+        _write_atomic(project / MARKER, json.dumps({"written_by": "sqlanon dbt",
+                                                    "files": dict(sorted(marker.items()))}, indent=2) + "\n")
     return list(files)
 
 
+def _tmp(path: Path) -> Path:
+    return path.with_name(path.name + ".sqlanon_tmp")
+
+
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".sqlanon_tmp")
+    tmp = _tmp(path)
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

@@ -280,6 +280,41 @@ def test_a_file_it_did_not_write_is_never_overwritten(released, tmp_path):
     assert _files(project) == before                                   # nothing written, no marker
 
 
+def _set_conf(project: Path, **conf) -> None:
+    (project / "dbt_project.yml").write_text(yaml.safe_dump({**yaml.safe_load(
+        (project / "dbt_project.yml").read_text()), **conf}))
+
+
+# (case, how to spoil the project, the line's words): each stopped with a traceback, wrote outside the project or
+# into a folder named by the first letter of a string, or left files behind it no longer owned
+BAD_PROJECTS = [
+    ("macros is a file", lambda p: (p / "macros").write_text("x"), "macros is a file, not a folder"),
+    ("models/sqlanon is a file", lambda p: ((p / "models").mkdir(), (p / "models" / "sqlanon").write_text("x")),
+     "sqlanon is a file, not a folder"),
+    ("model-paths absolute", lambda p: _set_conf(p, **{"model-paths": ["/tmp/sqlanon_dbt_abs"]}),
+     "model-paths '/tmp/sqlanon_dbt_abs' in"),
+    ("model-paths outside", lambda p: _set_conf(p, **{"model-paths": ["../outside"]}), "is not inside the project"),
+    ("model-paths a string", lambda p: _set_conf(p, **{"model-paths": "models"}),
+     "model-paths in"),
+    ("macro-paths a list of lists", lambda p: _set_conf(p, **{"macro-paths": [["m"]]}), "must be a list of folders"),
+    ("dbt_project.yml a list", lambda p: (p / "dbt_project.yml").write_text("- a\n"), "holds a YAML list"),
+    ("a temporary file of the user's", lambda p: ((p / "models" / "sqlanon").mkdir(parents=True),
+                                                  (p / "models" / "sqlanon" / "hospital_rel.sql.sqlanon_tmp")
+                                                  .write_text("mine")), "hospital_rel.sql.sqlanon_tmp exists"),
+]
+
+
+@pytest.mark.parametrize("case, spoil, needle", BAD_PROJECTS, ids=[c[0] for c in BAD_PROJECTS])
+def test_a_project_it_cannot_write_into_is_one_line_and_nothing_written(released, tmp_path, case, spoil, needle):
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(tmp_path / "w.duckdb")})
+    spoil(project)
+    before = _files(project)
+    result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(project)])
+    _one_line_error(result, needle)
+    assert _files(project) == before
+    assert not (tmp_path / "outside").exists() and not Path("/tmp/sqlanon_dbt_abs").exists()
+
+
 def test_not_a_dbt_project_and_untested_models_are_one_line(released, tmp_path):
     result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(tmp_path)])
     _one_line_error(result, "has no dbt_project.yml")
@@ -293,4 +328,14 @@ def test_not_a_dbt_project_and_untested_models_are_one_line(released, tmp_path):
     hidden_key.write_text(yaml.safe_dump({**CASES["orders"], "release": {"name": "orders_rel"}}))
     result = CliRunner().invoke(main, ["dbt", str(hidden_key), "--project", str(project), "-q"])
     _one_line_error(result, "add it to release.keep")
+    quoted = tmp_path / "quoted.yaml"    # a name adapter.quote cannot quote: the tests would not parse
+    quoted.write_text(yaml.safe_dump({**CASES["hospital"], "source": {
+        "query": f"SELECT *, nationality AS \"na\"\"t\" FROM read_csv('{HOSPITAL / 'hospital.csv'}')"},
+        "quasi_identifiers": {**HOSPITAL_QIS, 'na"t': {"hierarchy": "suppress"}}}))
+    result = CliRunner().invoke(main, ["dbt", str(quoted), "--project", str(project), "--source", "hospital", "-q"])
+    _one_line_error(result, "policy field 'quasi_identifiers': column 'na\"t' holds a quote")
+    risky = tmp_path / "risk.yaml"      # named by its own field (it was said to be privacy.l_diversity)
+    risky.write_text(yaml.safe_dump({**CASES["hospital"], "privacy": {"k": 2, "average_risk": 0.4}}))
+    result = CliRunner().invoke(main, ["dbt", str(risky), "--project", str(project), "-q"])
+    _one_line_error(result, "policy field 'privacy.average_risk': average_risk has no dbt test yet")
     assert not (project / MARKER).exists() and not (project / "models").exists()

@@ -364,7 +364,8 @@ def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
 
     with _chosen(policy, db, quiet) as run:
         for path in write_project(run, project, dialect, source_table, source_schema):
-            click.echo(f"wrote {path}")
+            if not quiet:
+                click.echo(f"wrote {path}")
 
 
 @main.command()
