@@ -28,7 +28,7 @@ from pathlib import Path
 from . import files
 from .anonymizer import Anonymization, Candidate
 from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
-from .errors import DataError, PolicyError, PrivacyNotMet, UnknownValues
+from .errors import DataError, MissingColumn, PolicyError, PrivacyNotMet, UnknownValues
 from .hierarchy import spec_kind
 from .metrics import all_metrics
 from .policy import load_policy, source_with_table
@@ -128,6 +128,13 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
         run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
     except UnknownValues as e:
         raise unknown_values_refused(e) from None
+    except MissingColumn as e:
+        if new_source is None:
+            raise
+        # the new rows' schema is at fault, not the manifest's policy
+        raise DataError(f"column '{e.column}' ({e.field} of the manifest's policy) is not in the new rows "
+                        f"{new_source} (their columns: {', '.join(e.columns[:20])}); apply needs the columns the "
+                        "release was made from: give rows of that schema") from None
     try:
         check_manifest(manifest, manifest_path, run.backend)
         for q in run.fs.qis:

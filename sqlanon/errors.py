@@ -55,6 +55,16 @@ class UnknownValues(DataError):
                          f"({hierarchy}); add them to the hierarchy")
 
 
+class MissingColumn(DataError):
+    """A column the policy names (`field`: quasi_identifiers, sensitive, ...) that the source lacks (`columns`:
+    the source's), so the caller can say what to do in its own terms (`sqlanon apply`: the new rows' schema)."""
+
+    def __init__(self, field: str, column: str, source: str, columns: list[str]):
+        self.field, self.column, self.source, self.columns = field, column, source, columns
+        super().__init__(f"{field}: column '{column}' is not in the source {source} (its columns: "
+                         f"{', '.join(columns[:20])}); fix the name in the policy")
+
+
 class PrivacyNotMet(SqlanonError):
     """A release or a check does not satisfy the policy's privacy models (exit code 3)."""
 

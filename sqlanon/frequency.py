@@ -43,7 +43,7 @@ import numpy as np
 from .engine import Backend
 from .engines.base import columns_frame, is_numeric_type
 from .engines.dialects import compared_type, map_joins, nested_equal_unlike, text_is_value
-from .errors import DataError, UnknownValues
+from .errors import DataError, MissingColumn, UnknownValues
 from .hierarchy import HierarchyTable, build_table, spec_kind
 from .models.base import SensitiveDomain
 from .policy import Policy, Source
@@ -484,9 +484,7 @@ class FrequencySet:
                                  ("release.keep", policy.release.keep), ("entity_key", entity)):
             for name in names:
                 if name not in columns:
-                    shown = ", ".join(list(columns)[:20])
-                    raise DataError(f"{fieldname}: column '{name}' is not in the source {policy.source.label} "
-                                    f"(its columns: {shown}); fix the name in the policy")
+                    raise MissingColumn(fieldname, name, policy.source.label, list(columns))
         b.refuse_collated(self.source, [*policy.quasi_identifiers, *policy.sensitive, *entity],
                           f"the source {policy.source.label}", columns)
         for name in policy.sensitive:

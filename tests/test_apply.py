@@ -88,3 +88,17 @@ def test_apply_refuses_values_the_manifests_hierarchies_do_not_hold(tmp_path):
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     con.close()
     assert "rel4" not in tables
+
+
+def test_new_rows_without_a_column_of_the_policy_are_named_as_such(tmp_path):
+    """The new rows' schema is at fault, not the policy: the line said "fix the name in the policy"."""
+    db, manifest = _setup(tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE lacking AS SELECT zip_code, age, condition FROM hospital")
+    con.close()
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "lacking", "--name", "rel5", "-q"])
+    assert r.exit_code == 2
+    line, = r.stderr.splitlines()
+    assert line == ("sqlanon: error: column 'nationality' (quasi_identifiers of the manifest's policy) is not in the "
+                    "new rows lacking (their columns: zip_code, age, condition); apply needs the columns the release "
+                    "was made from: give rows of that schema")
