@@ -32,7 +32,7 @@ from .errors import DataError, MissingColumn, PolicyError, PrivacyNotMet, Unknow
 from .hierarchy import spec_kind
 from .metrics import all_metrics
 from .policy import load_policy, source_with_table
-from .report import write_report
+from .report import check_report_target, write_report
 
 
 def _read_manifest(path) -> dict:
@@ -246,6 +246,24 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
     return out
 
 
+def _check_against_catalog(manifest: dict, manifest_path, db) -> None:
+    """`check_manifest` against the catalog of the release's database (the manifest's, or `db`), where it is a
+    file or a server that exists: a report on an edited node would describe a release nobody made."""
+    from .anonymizer import default_db
+    from .engine import open_backend
+    check_manifest(manifest, manifest_path)
+    base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
+    policy = load_policy(manifest["policy"], base_dir=base_dir)
+    database = db or manifest.get("database") or default_db(policy)
+    if policy.source.engine == "duckdb" and not (database and Path(database).is_file()):
+        return          # no database file: no catalog to compare with
+    backend = open_backend(policy.source, database)
+    try:
+        check_manifest(manifest, manifest_path, backend)
+    finally:
+        backend.close()
+
+
 def _manifest_view_coverage(manifest_path, db) -> dict | None:
     """The same for a manifest's view release, read in the release's database (None for a table release)."""
     try:
@@ -321,7 +339,7 @@ def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymizat
 
 
 def report_from_manifest(manifest_path, out=None, external: bool = False, db=None, progress=None,
-                         **options) -> Path:
+                         force: bool = False, **options) -> Path:
     """`sqlanon report MANIFEST`: recompute the release's report from its manifest and write it.
 
     `out` defaults to the manifest's name with .html (.external.html for an external report).
@@ -329,8 +347,16 @@ def report_from_manifest(manifest_path, out=None, external: bool = False, db=Non
     manifest_path = Path(manifest_path)
     if out is None:
         out = manifest_path.with_suffix(".external.html" if external else ".html")
+    manifest = _read_manifest(manifest_path)
+    # checked before the (long) recomputation, and again by write_report with the run's own files
+    protected = {manifest_path.resolve(): "the manifest"}
+    database = manifest.get("database") if db is None else db
+    if database:
+        protected[Path(database).resolve()] = "the release's database"
+    check_report_target(out, protected, force)
+    _check_against_catalog(manifest, manifest_path, db)
     view = _manifest_view_coverage(manifest_path, db)    # before the run attaches the database read-only
     run, _, warnings = open_manifest_run(manifest_path, db, progress)
     with run:
         return write_report(run, out, external=external, warnings=warnings, manifest_path=str(manifest_path),
-                            view=view, **options)
+                            view=view, force=force, protected=protected, **options)

@@ -501,6 +501,36 @@ def render(context: dict) -> str:
         top_risk=lambda x: top_risk(ctx["cells"], x))
 
 
+REPORT_TITLE = b"<title>sqlanon release report: "
+
+
+def is_report(path: Path) -> bool:
+    """An HTML file sqlanon wrote as a release report (its title, in the first 4 KB)."""
+    try:
+        with open(path, "rb") as f:
+            return REPORT_TITLE in f.read(4096)
+    except OSError:
+        return False
+
+
+def check_report_target(path, protected: dict[Path, str], force: bool = False) -> None:
+    """Refuse (ReleaseRefused, exit 2) to write a report over a protected file (the source, the policy, a
+    hierarchy file, the database, the manifest: never, even with `force`), over a sqlanon manifest, or over an
+    existing file that is not an earlier sqlanon report unless `force`. `--out r.duckdb` replaced the database."""
+    from .catalog import ReleaseRefused, is_manifest
+    p = Path(path).resolve()
+    if p in protected:
+        raise ReleaseRefused(f"refusing to write the report {path}: it is {protected[p]}; choose another path")
+    if not p.is_file() or is_report(p):
+        return
+    if is_manifest(p):
+        raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is a sqlanon manifest; choose another "
+                             "path")
+    if not force:
+        raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is not a sqlanon report; choose "
+                             "another path, remove it, or pass --force")
+
+
 def _write_atomically(path: Path, text: str) -> Path:
     path = Path(path)
     if path.is_dir():
@@ -518,7 +548,12 @@ def _write_atomically(path: Path, text: str) -> Path:
 
 
 def write_report(run: Anonymization, path, external: bool = False, warnings: Sequence[str] = (),
-                 manifest_path: str | None = None, view: dict | None = None, **options) -> Path:
-    """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`."""
+                 manifest_path: str | None = None, view: dict | None = None, force: bool = False,
+                 protected: dict[Path, str] | None = None, **options) -> Path:
+    """Write the report of `run`'s chosen node (searching and choosing first if needed) to `path`: never over
+    the run's source, policy, hierarchy files or database, the manifest (`protected`, added to those) or a
+    file that is not an earlier report unless `force` (`check_report_target`)."""
+    from .catalog import protected_files
+    check_report_target(path, {**protected_files(run.policy, run.backend), **(protected or {})}, force)
     context = report_context(run, ReportOptions(external=external, **options), warnings, manifest_path, view)
     return _write_atomically(Path(path), render(context))

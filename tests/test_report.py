@@ -188,7 +188,11 @@ def test_report_from_manifest_reads_the_database_and_changes_nothing(tmp_path, m
 
 
 def test_report_warns_when_the_manifest_no_longer_matches(tmp_path):
+    """On a copy of the data without its release catalog (which would refuse the edited node): warnings."""
     db, manifest = _anonymize_into_db(tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("DROP TABLE sqlanon_releases")
+    con.close()
     m = json.loads(manifest.read_text())
     m["hierarchies"]["age"]["sha256_16"] = "0" * 16
     m["source"]["rows"] = 99
@@ -207,7 +211,7 @@ def test_report_warns_when_the_manifest_no_longer_matches(tmp_path):
     (["report", "{manifest}", "--min-cell", "0"], "min-cell"),
     (["report", "{manifest}", "--threshold", "1.5"], "threshold"),
     (["report", "{manifest}", "--out", "{tmp}/no/such/folder/r.html"], "does not exist"),
-    (["report", "{bad_levels}"], "level must be"),
+    (["report", "{bad_levels}"], "it records the node {'zip_code': 1, 'age': 7, 'nationality': 1}"),   # the catalog's
     (["report", "{not_json}"], "not JSON"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
@@ -238,3 +242,28 @@ def test_a_release_above_the_minimal_nodes_is_explained_not_warned_about(tmp_pat
     assert "The chosen node lies above the minimal nodes" in page
     assert "branch and bound" in page and "nodes scored" in page
     assert "not one of the minimal satisfying nodes" not in page
+
+
+@pytest.mark.parametrize("target, needle", [
+    ("h.duckdb", "it is the release's database"),
+    ("m.json", "it is the manifest"),
+    ("notes.txt", "it is not a sqlanon report; choose another path, remove it, or pass --force"),
+])
+def test_report_out_never_replaces_what_it_did_not_write(tmp_path, target, needle):
+    """`--out r.duckdb` replaced the database with the page (and the policy, the manifest, any file). Refused,
+    one line, nothing changed; a file that is not a report is replaced only with --force, an earlier report
+    always; the database and the manifest never (a manifest does not record its policy's file: the policy is
+    protected like any file that is not a report)."""
+    db, manifest = _anonymize_into_db(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.name.endswith(".wal")}
+    r = CliRunner().invoke(main, ["report", str(manifest), "--out", str(tmp_path / target), "-q"])
+    assert r.exit_code == 2, r.output
+    line, = r.stderr.strip().splitlines()
+    assert line.startswith("sqlanon: error: refusing to") and needle in line, line
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name in before} == before
+    forced = CliRunner().invoke(main, ["report", str(manifest), "--out", str(tmp_path / target), "--force", "-q"])
+    assert forced.exit_code == (0 if target == "notes.txt" else 2), forced.output
+    again = CliRunner().invoke(main, ["report", str(manifest), "--out", str(tmp_path / "r.html"), "-q"])
+    assert again.exit_code == 0 and CliRunner().invoke(
+        main, ["report", str(manifest), "--out", str(tmp_path / "r.html"), "-q"]).exit_code == 0

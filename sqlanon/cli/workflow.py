@@ -39,16 +39,18 @@ COMMANDS: list = []
 @click.option("--group-level", type=int, default=1, show_default=True, help="Column (level) of --groups to use.")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="DuckDB file holding the source table, when the manifest's is elsewhere.")
+@click.option("--force", is_flag=True, help="Overwrite an existing --out file that is not a sqlanon report (never "
+              "the source, the policy, a hierarchy file, the database or the manifest).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @user_errors
-def report(manifest, out, external, min_cell, threshold, groups, group_level, db, quiet):
+def report(manifest, out, external, min_cell, threshold, groups, group_level, db, force, quiet):
     """Write a self-contained HTML report of a release, recomputed from its manifest."""
     from .. import files
     from ..applying import report_from_manifest
     from ..progress import Progress
     files.checked_file(manifest, "MANIFEST", "manifest", files.MANIFEST_LIMIT)
     path = report_from_manifest(manifest, out, external=external, db=db, min_cell=min_cell, threshold=threshold,
-                                groups=groups, group_level=group_level,
+                                groups=groups, group_level=group_level, force=force,
                                 progress=Progress(enabled=False) if quiet else Progress())
     if not quiet:
         click.echo(f"report: {path}")
