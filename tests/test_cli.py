@@ -95,6 +95,24 @@ def test_check_exit_codes(tmp_path):
     assert json.loads(release.output)["classes"] == 3
 
 
+def test_check_table_judges_a_published_table_without_a_suppression_budget(tmp_path):
+    """A table is checked as it is published: nothing more can be suppressed from it. With the policy's budget
+    (50 %) a hand-made table holding classes of 2 and 3 rows "satisfied" k = 4, those rows counted as if
+    suppressed; the documented gate `sqlanon check --table ... || block` let it through."""
+    db = _db_with_hospital(tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE hand AS SELECT '*' AS zip_code, '*' AS age, '*' AS nationality, condition FROM hospital "
+                "UNION ALL (SELECT '130**', '[20, 40)', '*', 'Flu' FROM range(2))")
+    sizes = sorted(n for (n,) in con.execute("SELECT COUNT(*) FROM hand GROUP BY zip_code, age").fetchall())
+    con.close()
+    assert min(sizes) < 4 and sum(n for n in sizes if n < 4) <= 6
+    policy = _policy(tmp_path, db, privacy={"k": 4, "max_suppression": 0.5})
+    r = _invoke(["check", policy, "--table", "hand", "--json"])
+    assert r.exit_code == 3, r.output
+    got = json.loads(r.output)
+    assert got["satisfied"] is False and got["achieved"]["k"] == min(sizes)
+
+
 def test_lattice_and_sql(tmp_path):
     db = _db_with_hospital(tmp_path)
     policy = _policy(tmp_path, db)

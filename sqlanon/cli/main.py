@@ -237,6 +237,9 @@ def check(policy, db, node, table, as_json):
             db = str(pol.source.database)
         raw["quasi_identifiers"] = {q: {"hierarchy": "suppress"} for q in pol.quasi_identifiers}
         raw["sensitive"] = list(pol.sensitive) if all(v is None for v in pol.sensitive.values()) else raw["sensitive"]
+        # a table is judged as it is published: nothing more can be suppressed from it (the budget passed a table
+        # of classes under k as "satisfies", their rows counted as suppressed)
+        raw["privacy"] = {key: value for key, value in (raw.get("privacy") or {}).items() if key != "max_suppression"}
         pol = load_policy(raw, base_dir=pol.base_dir)
         if db is None:
             from ..anonymizer import default_db
