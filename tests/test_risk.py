@@ -15,6 +15,7 @@ from scipy import optimize, stats
 
 from sqlanon.cli import main
 from sqlanon.cli.risk import risk_of
+from sqlanon.errors import DataError
 from sqlanon.risk import estimators, measures
 
 from conftest import ADULT, adult_policy
@@ -210,6 +211,23 @@ def test_journalist_against_a_population_table(tmp_path):
     assert got["population_uniques"]["population_size"] == 3 * len(frame) + 1
     assert got["k_map"] == 3 * sizes.min()
     assert got["delta_presence"] == pytest.approx({"min": 0.0, "max": 1 / 3})   # the extra class has no sample row
+
+
+def test_a_population_value_no_hierarchy_holds_is_named_not_dropped(tmp_path):
+    """At a node, the population is generalized through the policy's mapping tables: the rows of a value they
+    lack (age 200 here) were dropped by the join, and k-map, journalist risk and delta-presence were computed on a
+    smaller population than the one given. Now one line names the value; at level 0 they count as they are."""
+    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES,
+                        "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
+    policy = adult_policy(QIS4, {"k": 2})
+    policy["source"] = {"database": str(db), "table": "adult"}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    with pytest.raises(DataError, match=r"^--population: value\(s\) '200' of 'age' in 'census' are not in its "
+                                        r"hierarchy, so they cannot be generalized to level 1"):
+        risk_of(str(path), population="census", node="age=1,sex=0,race=0,marital_status=2")
+    got = risk_of(str(path), population="census", node="age=0,sex=0,race=0,marital_status=2")
+    assert got["population_uniques"]["population_size"] == 3 * 45222 + 1
 
 
 def test_risk_command_json_and_bad_input(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import PolicyError, UserError
+from ..errors import DataError, PolicyError, UserError
 from ..risk import measures
 from .common import parse_node, user_errors, write_json
 
@@ -59,6 +59,20 @@ def _check_population(backend, population: str, qis: list[str]) -> None:
     """The population table has every quasi-identifier, none of them under a collation that merges values."""
     types = _check_columns(backend, population, qis, "population table")
     backend.refuse_collated(population, qis, f"the population table {population}", types)
+
+
+def _check_population_covered(run, population: str, levels: dict[str, int]) -> None:
+    """Every value of the population's generalized columns is in its mapping table: the population is generalized
+    by joining them, and a value they lack dropped its rows silently (k-map and journalist risk then counted a
+    smaller population than the one given, not on the safe side)."""
+    for q in run.fs.qis:
+        if not levels[q.name]:
+            continue            # level 0: the values as they are, no mapping table
+        missing = run.backend.fetchall("missing_values.sql", source=population, column=q.name, map_table=q.map_table)
+        if missing:
+            raise DataError(f"--population: value(s) {', '.join(repr(r[0]) for r in missing)} of '{q.name}' in "
+                            f"'{population}' are not in its hierarchy, so they cannot be generalized to level "
+                            f"{levels[q.name]}; give a hierarchy (a taxonomy file) that lists the population's values")
 
 
 def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | None = None,
@@ -113,6 +127,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
                 sample_keys = plain_keys(qis)
             if population is not None:
                 _check_population(run.backend, population, qis)
+                _check_population_covered(run, population, levels)
             report = risk_report(run.backend, relation, sample_keys, entity=pol.entity_key, population=population,
                                  population_keys=keys, **options)
         return {**what, **report}
