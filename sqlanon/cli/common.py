@@ -64,6 +64,21 @@ def search_run(policy: Any, db: str | None, quiet: bool, mode: str | None = "inc
     return run
 
 
+def table_run(policy: Any, table: str, db: str | None, progress: Progress | None = None) -> Anonymization:
+    """An Anonymization over an existing table (`check --table`, `attack --table`): a column of the policy the
+    table lacks is the table's fault, said so (the source's line said "fix the name in the policy"); an entity
+    key a release does not keep unless release.keep names it."""
+    from ..anonymizer import Anonymization
+    from ..errors import DataError, MissingColumn
+    try:
+        return Anonymization(policy, db=db, progress=progress or Progress(enabled=False))
+    except MissingColumn as e:
+        hint = ("; a release keeps the entity key only when release.keep names it: keep it to check persons"
+                if e.field == "entity_key" else "; give a table the policy was released into")
+        raise DataError(f"--table: column '{e.column}' ({e.field} of the policy) is not in {table} (its columns: "
+                        f"{', '.join(e.columns[:20])}){hint}") from None
+
+
 def write_json(data: Any, path: str | None) -> None:
     """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
     another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import PolicyError
-from .common import levels_text, parse_node, progress_for, user_errors, write_json
+from .common import levels_text, parse_node, progress_for, table_run, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -92,7 +92,7 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
     else:
         pol = policy
     progress = progress_for(quiet)
-    with Anonymization(pol, db=db, progress=progress) as run:
+    with (table_run(pol, table, db, progress) if table else Anonymization(pol, db=db, progress=progress)) as run:
         sens = attacks.sensitive_attribute(run, sensitive)
         has_groups = groups is not None or sens.domain.levels is not None
         if which == "similarity" and not has_groups:

@@ -16,7 +16,16 @@ import click
 
 from ..progress import Progress
 from ..version import __version__
-from .common import levels_text, manifest_target, parse_node, refuse_non_json, search_run, user_errors, write_json
+from .common import (
+    levels_text,
+    manifest_target,
+    parse_node,
+    refuse_non_json,
+    search_run,
+    table_run,
+    user_errors,
+    write_json,
+)
 
 DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake")
 
@@ -244,7 +253,8 @@ def check(policy, db, node, table, as_json):
         if db is None:
             from ..anonymizer import default_db
             db = str(default_db(load_policy(policy)))
-    with Anonymization(pol, db=db, progress=Progress(enabled=False)) as run:
+    with (table_run(pol, table, db) if table is not None else
+          Anonymization(pol, db=db, progress=Progress(enabled=False))) as run:
         view = _view_coverage(run, load_policy(policy), table)
         satisfied = _check_report(run, node, table, as_json, view) and not (view or {}).get("drifted")
     if not satisfied:

@@ -61,6 +61,14 @@ def _check_population(backend, population: str, qis: list[str]) -> None:
     backend.refuse_collated(population, qis, f"the population table {population}", types)
 
 
+def _no_entity_key(entity: str, table: str) -> DataError:
+    """A table without the policy's entity key: its classes cannot be counted in persons, and counted in rows they
+    understate the risk (a person's several rows look like several people)."""
+    return DataError(f"the policy counts persons (entity_key '{entity}'), but {table} does not hold that column, so "
+                     "its risk per person cannot be measured (counted in rows it would be understated): release the "
+                     "key with release.keep, or measure a node of the source with --node")
+
+
 def _check_population_covered(run, population: str, levels: dict[str, int]) -> None:
     """Every value of the population's generalized columns is in its mapping table: the population is generalized
     by joining them, and a value they lack dropped its rows silently (k-map and journalist risk then counted a
@@ -123,6 +131,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
                 relation, sample_keys = run.source, keys
             else:                       # --manifest with a population: the release's labels as they are
                 types = _check_columns(run.backend, relation, qis, "release table")
+                if pol.entity_key is not None and pol.entity_key not in types:
+                    raise _no_entity_key(pol.entity_key, relation)
                 run.backend.refuse_collated(relation, qis, f"the release table {relation}", types)
                 sample_keys = plain_keys(qis)
             if population is not None:
@@ -149,7 +159,9 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
         types = _check_columns(backend, view, qis, "table" if relation else "source")
         if population is not None:
             _check_population(backend, population, qis)
-        entity = pol.entity_key if relation is None or pol.entity_key in types else None
+        entity = pol.entity_key
+        if entity is not None and entity not in types:
+            raise _no_entity_key(entity, relation or pol.source.label)
         backend.refuse_collated(view, qis + ([entity] if entity else []),
                                 f"the table {relation}" if relation else f"the source {pol.source.label}", types)
         report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population, **options)
