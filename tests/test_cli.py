@@ -95,6 +95,22 @@ def test_check_exit_codes(tmp_path):
     assert json.loads(release.output)["classes"] == 3
 
 
+def test_check_node_reports_what_its_release_achieves(tmp_path):
+    """A node that satisfies by suppressing a class: `achieved` is what its release achieves, as that node's
+    manifest says (it was every class's, k = 4 beside "satisfies k = 5"); every class's is reported beside."""
+    db = _db_with_hospital(tmp_path)
+    policy = _policy(tmp_path, db, privacy={"k": 5, "max_suppression": 0.4})
+    node = "zip_code=1,age=2,nationality=1"
+    got = json.loads(_invoke(["check", policy, "--node", node, "--json"]).output)
+    assert got["satisfied"] and got["suppressed_rows"] == 4
+    assert (got["achieved"]["k"], got["achieved"]["classes"]) == (8, 1)
+    assert (got["achieved_by_every_class"]["k"], got["achieved_by_every_class"]["classes"]) == (4, 2)
+    assert _invoke(["anonymize", policy, "--json", tmp_path / "m.json", "-q"]).exit_code == 0
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    assert manifest["chosen"]["levels"] == {"zip_code": 1, "age": 2, "nationality": 1}
+    assert got["achieved"] == manifest["privacy"]
+
+
 def test_check_table_judges_a_published_table_without_a_suppression_budget(tmp_path):
     """A table is checked as it is published: nothing more can be suppressed from it. With the policy's budget
     (50 %) a hand-made table holding classes of 2 and 3 rows "satisfied" k = 4, those rows counted as if
