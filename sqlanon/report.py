@@ -33,8 +33,10 @@ into one; the attacks' example blocks (labels, sizes and disclosed values) are l
 fewer than `min_cell` rows were suppressed, the source's row count (and the suppression budget in
 rows) and discernibility (of every node, so the best one's value cannot stand in for the chosen one's)
 are withheld too, since either, with the release's own row count, gives the number of suppressed
-rows. Counts of classes (not of rows), the lattice, the privacy values other than k, and the other
-metrics of nodes are kept.
+rows; so are the risk section's figures of the source that would give its row count (its average risk, its
+rows at risk, its rows per risk band and their bars). A median class size below `min_cell` is masked too.
+Counts of classes (not of rows), the lattice, the privacy values other than k, and the other metrics of
+nodes are kept.
 """
 from __future__ import annotations
 
@@ -111,6 +113,12 @@ class Cells:
             return Markup('<span class="count masked" title="fewer than {0}: not shown in an external report">'
                           '&lt; {0}</span>').format(self.min_cell)
         return Markup('<span class="count" data-count="{0}">{1}</span>').format(int(n), _fmt(int(n)))
+
+    def value(self, x) -> Markup | str:
+        """A statistic of counts (a median class size): masked like a count when it is a small cell."""
+        if self.external and x is not None and 0 < x < self.min_cell:
+            return self.count(1)
+        return _fmt(x)
 
     def share(self, n, total) -> str:
         if self.hidden(n) or not total:
@@ -290,7 +298,8 @@ def _svg(width: int, height: int, body: list[str], label: str) -> Markup:
 
 
 def _node_title(names, node, state) -> str:
-    what = {"chosen": "chosen (minimal)", "minimal": "minimal, satisfies", "sat": "satisfies",
+    # the chosen node need not be minimal (a release above the minimal nodes: suppression, an entity key)
+    what = {"chosen": "chosen for the release", "minimal": "minimal, satisfies", "sat": "satisfies",
             "unsat": "does not satisfy"}[state]
     return html.escape(", ".join(f"{n}={v}" for n, v in zip(names, node)) + f": {what}")
 
@@ -497,7 +506,8 @@ def render(context: dict) -> str:
         lattice_svg=lattice_svg(names, heights, ctx["states"]),
         levels_svg=minimal_levels_svg(names, heights, ranked, ctx["chosen_node"]),
         histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]),
-        risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"]), pct=lambda x: f"{100 * x:.2f} %",
+        risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"], source=ctx["rows"] is not None),
+        pct=lambda x: f"{100 * x:.2f} %",
         top_risk=lambda x: top_risk(ctx["cells"], x))
 
 

@@ -140,6 +140,10 @@ def test_external_report_withholds_what_gives_away_a_small_suppression():
     assert 40 not in _counts(external) and f"{disc:,}" not in external and f"{disc}" not in external
     assert 37 in _counts(external)                                 # the release's own size stays
     assert "withheld" in external
+    # nor from the risk section: the source's rows per band (20 + 17 + 3), its average risk (3 classes / 40 rows),
+    # its rows at risk beside their share, or its bars on the release's scale (helper-33 summed the bands)
+    assert 3 not in _counts(external) and "7.50 %" not in external and "riskbar before" not in external
+    assert "riskbar before" in internal and "7.50 %" in internal
     run.close()
     con.close()
 
@@ -242,6 +246,7 @@ def test_a_release_above_the_minimal_nodes_is_explained_not_warned_about(tmp_pat
     assert "The chosen node lies above the minimal nodes" in page
     assert "branch and bound" in page and "nodes scored" in page
     assert "not one of the minimal satisfying nodes" not in page
+    assert ": chosen for the release" in page and "chosen (minimal)" not in page    # the node's title said minimal
 
 
 @pytest.mark.parametrize("target, needle", [

@@ -50,12 +50,14 @@ def top_risk(cells, highest: float) -> str:
     return f"{100 * highest:.2f} %"
 
 
-def risk_svg(bands: list[dict], unit: str) -> Markup:
-    """Records per risk band, the source's bar beside the release's."""
+def risk_svg(bands: list[dict], unit: str, source: bool = True) -> Markup:
+    """Records per risk band, the source's bar beside the release's (the release's alone without `source`: an
+    external report that withholds the source's row count, which the bars' common scale would give away)."""
     width, height, left, bottom, top = 960, 240, 60, 50, 20
     n = len(bands)
     group = (width - left - 20) / max(n, 1)
-    peak = max([max(b["before"]["rows"], b["after"]["rows"]) for b in bands] + [1])
+    keys = (("before", "#bdbdbd"), ("after", "#d7301f")) if source else (("after", "#d7301f"),)
+    peak = max([b[key]["rows"] for b in bands for key, _ in keys] + [1])
     body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" '
             'stroke="#666"/>',
             (f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
@@ -64,7 +66,7 @@ def risk_svg(bands: list[dict], unit: str) -> Markup:
             f'transform="rotate(-90 {left - 12} {(height - bottom) / 2:.0f})">{html.escape(unit)}</text>')]
     for i, b in enumerate(bands):
         x = left + i * group
-        for j, (key, color) in enumerate((("before", "#bdbdbd"), ("after", "#d7301f"))):
+        for j, (key, color) in enumerate(keys):
             h = (height - bottom - top) * b[key]["rows"] / peak
             body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" '
                         f'y="{height - bottom - h:.1f}" '
