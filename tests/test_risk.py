@@ -243,7 +243,12 @@ def test_risk_command_json_and_bad_input(tmp_path):
     for args, needle in [(["--sampling-fraction", "1.5"], "--sampling-fraction"),
                          (["--node", "age=9,sex=0,race=0,marital_status=0"], "age"),
                          (["--population", "nope"], "nope"),
-                         (["--table", "nope"], "nope")]:
+                         (["--table", "nope"], "nope"),
+                         # a traceback (OverflowError), and a population smaller than the table raised silently
+                         (["--population-size", "inf"], "--population-size: must be a finite number"),
+                         (["--population-size", "1e400"], "--population-size: must be a finite number"),
+                         (["--population-size", "100"], "--population-size: 100 is smaller than the table (45,222 "
+                                                        "rows)")]:
         r = CliRunner().invoke(main, ["risk", str(path), *args])
         assert r.exit_code == 2, (args, r.output)
         assert needle in r.output and "Traceback" not in r.output

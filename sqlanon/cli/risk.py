@@ -13,6 +13,7 @@ marketer risk against it; its row count is the population size unless one is giv
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
@@ -27,6 +28,8 @@ COMMANDS: list = []
 def _positive(value, name: str, upper: float | None = None) -> None:
     if value is None:
         return
+    if not math.isfinite(value):
+        raise UserError(f"{name}: must be a finite number; got {value:g}")
     if not value > 0 or (upper is not None and value > upper):
         bound = f"above 0 and at most {upper:g}" if upper is not None else "above 0"
         raise UserError(f"{name}: must be {bound}; got {value:g}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import Backend
+from ..errors import UserError
 from . import estimators, measures
 
 
@@ -94,6 +95,11 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     work = classes_table(backend, relation, keys, entity)
     sizes, classes = histogram(backend, relation, keys, entity, work)
     out = measures.summary(sizes, classes, threshold)
+    if population_size is not None and population_size < out["rows"]:
+        # the population holds the table: a smaller one was raised to the table's size without a word
+        raise UserError(f"--population-size: {population_size:g} is smaller than the table ({out['rows']:,} "
+                        f"{'persons' if entity else 'rows'}), which is a sample of the population; give at least "
+                        f"{out['rows']:,}")
     out["riskiest_classes"] = smallest_classes(backend, relation, keys, entity, top, work) if top else []
     out["journalist"] = None
     out["population_uniques"] = None
