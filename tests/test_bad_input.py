@@ -503,6 +503,16 @@ CASES = [
          ["check", "p.yaml", "--node", "age=1", "--table", "hospital"]),
     Case("check-table-missing", lambda f, p: p, "source table 'patients' does not exist",
          ["check", "p.yaml", "--table", "patients"]),
+    # check ignored an unknown name, every command kept the last of a name given twice, and check and attack
+    # took --node '' for no node (the source as it is, the chosen node)
+    Case("check-node-unknown-name", lambda f, p: p, "'--node foo': not a quasi-identifier of the policy",
+         ["check", "p.yaml", "--node", "zip_code=1,age=1,nationality=1,foo=2"]),
+    Case("check-node-twice", lambda f, p: p, "'--node age': given twice",
+         ["check", "p.yaml", "--node", "zip_code=1,age=1,age=2,nationality=1"]),
+    Case("risk-node-twice", lambda f, p: p, "'--node age': given twice",
+         ["risk", "p.yaml", "--node", "zip_code=1,age=1,age=2,nationality=1"]),
+    Case("check-node-empty", lambda f, p: p, "expected NAME=LEVEL", ["check", "p.yaml", "--node", ""]),
+    Case("attack-node-empty", lambda f, p: p, "expected NAME=LEVEL", ["attack", "p.yaml", "--node", "", "-q"]),
     Case("usage-policy-folder", lambda f, p: p, "Invalid value for 'POLICY': File 'hierarchies' is a directory",
          ["anonymize", "hierarchies", "-q"]),
     Case("usage-manifest-folder", lambda f, p: p, "Invalid value for 'MANIFEST'",

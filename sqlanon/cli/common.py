@@ -136,11 +136,13 @@ def levels_text(levels: dict) -> str:
 
 def parse_node(text: str) -> dict[str, int]:
     """`age=2,sex=1` -> {"age": 2, "sex": 1}; a malformed part is a PolicyError naming `--node`."""
-    out = {}
+    out: dict[str, int] = {}
     for part in text.split(","):
         if "=" not in part:
             raise PolicyError("--node", f"expected NAME=LEVEL,NAME=LEVEL...; got {text!r}")
         k, v = part.split("=", 1)
+        if k.strip() in out:        # the last one silently won
+            raise PolicyError(f"--node {k.strip()}", f"given twice in {text!r}; give each quasi-identifier once")
         try:
             out[k.strip()] = int(v)
         except ValueError:

@@ -110,9 +110,9 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
             if not quiet:
                 click.echo(f"{len(targets)} minimal nodes of {run.lattice.size:,} "
                            f"({run.searched().evaluated:,} evaluated)")
-        elif table or node:
+        elif table or node is not None:     # --node '' is a malformed node, not "no node"
             targets = [{q: 0 for q in run.lattice.names} if table else parse_node(node)]
-            if node:
+            if node is not None:
                 run.use_node(attacks.check_levels(run, targets[0]))
         else:
             run.search()

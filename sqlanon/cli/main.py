@@ -268,7 +268,12 @@ def _view_coverage(run, policy, table):
 
 
 def _check_report(run, node, table, as_json, view=None) -> bool:
-    levels = parse_node(node) if node else {q: 0 for q in run.lattice.names}
+    from ..errors import PolicyError
+    levels = parse_node(node) if node is not None else {q: 0 for q in run.lattice.names}
+    unknown = [q for q in levels if q not in run.lattice.names]
+    if unknown:         # ignored before: `check` judged another node than the one written
+        raise PolicyError(f"--node {unknown[0]}", f"not a quasi-identifier of the policy "
+                          f"({', '.join(run.lattice.names)})")
     res = run.evaluate(levels)
     failing = int((~res.ok).sum())
     report = {"table": table or run.policy.source.label, "levels": levels, "rows": run.fs.rows,
