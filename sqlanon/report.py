@@ -262,6 +262,7 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
                  "labels": q.hierarchy.domain_sizes()[chosen.levels[q.name]], "base_values": len(q.hierarchy.values),
                  "source": _relative(q.hierarchy.source, run.policy.base_dir)} for q in run.fs.qis],
         "chosen": chosen, "chosen_node": chosen_node, "hide_discernibility": hide_suppression,
+        "satisfied": bool(result.satisfied),
         "metric": metric, "metric_text": METRIC_TEXT[metric], "metric_texts": METRIC_TEXT,
         "rank": rank, "ranked": ranked[:MAX_MINIMAL_ROWS], "minimal_count": len(ranked),
         "runner_up": next((c for c in ranked if lat.node(c.levels) != chosen_node), None),

@@ -272,3 +272,18 @@ def test_report_out_never_replaces_what_it_did_not_write(tmp_path, target, needl
     again = CliRunner().invoke(main, ["report", str(manifest), "--out", str(tmp_path / "r.html"), "-q"])
     assert again.exit_code == 0 and CliRunner().invoke(
         main, ["report", str(manifest), "--out", str(tmp_path / "r.html"), "-q"]).exit_code == 0
+
+
+def test_a_chosen_node_that_fails_now_says_what_its_attacks_read(tmp_path):
+    """The source lost a row since the release: its node fails k = 4. The header counts the failing class's rows
+    as suppressed while the attacks read every class; the page says so beside them."""
+    db, manifest = _anonymize_into_db(tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM hospital WHERE rowid = (SELECT MIN(rowid) FROM hospital)")
+    con.close()
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["report", str(manifest), "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    page = out.read_text()
+    assert "does NOT satisfy the policy on the data as it is now" in page
+    assert "the attacks read every class, the failing ones included" in page
