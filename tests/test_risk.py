@@ -15,7 +15,7 @@ from scipy import optimize, stats
 
 from sqlanon.cli import main
 from sqlanon.cli.risk import risk_of
-from sqlanon.errors import DataError
+from sqlanon.errors import DataError, UserError
 from sqlanon.risk import estimators, measures
 
 from conftest import ADULT, adult_policy
@@ -213,6 +213,19 @@ def test_journalist_against_a_population_table(tmp_path):
     assert got["delta_presence"] == pytest.approx({"min": 0.0, "max": 1 / 3})   # the extra class has no sample row
 
 
+def test_a_population_that_matches_no_class_is_refused(tmp_path):
+    """A release's table against the raw population: no class matched, and every journalist figure silently
+    equalled the prosecutor's (only `population_smaller` in the JSON hinted at it)."""
+    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES, "CREATE TABLE shifted AS SELECT age + 1000 AS age, "
+                        "sex, race, marital_status FROM adult")
+    policy = adult_policy(QIS4, {"k": 2})
+    policy["source"] = {"database": str(db), "table": "adult"}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    with pytest.raises(UserError, match=r"^--population: no class of the table occurs in census"):
+        risk_of(str(path), table="shifted", population="census")
+
+
 def test_a_population_value_no_hierarchy_holds_is_named_not_dropped(tmp_path):
     """At a node, the population is generalized through the policy's mapping tables: the rows of a value they
     lack (age 200 here) were dropped by the join, and k-map, journalist risk and delta-presence were computed on a
@@ -242,7 +255,7 @@ def test_risk_command_json_and_bad_input(tmp_path):
     assert data["population_uniques"]["model"] == "pitman"
     for args, needle in [(["--sampling-fraction", "1.5"], "--sampling-fraction"),
                          (["--node", "age=9,sex=0,race=0,marital_status=0"], "age"),
-                         (["--population", "nope"], "nope"),
+                         (["--population", "nope"], "--population: no table or view 'nope'"),
                          (["--table", "nope"], "nope"),
                          # a traceback (OverflowError), and a population smaller than the table raised silently
                          (["--population-size", "inf"], "--population-size: must be a finite number"),
@@ -423,3 +436,20 @@ def test_a_release_without_the_entity_key_is_not_measured_in_rows(tmp_path, keep
         return
     got = risk_of(str(path), manifest=str(tmp_path / "m.json"))
     assert got["rows"] == 6 and got["prosecutor"]["max"] == pytest.approx(1 / 3)
+
+
+def test_a_table_lacking_a_column_is_named_as_the_user_named_it(tmp_path):
+    """It was named by sqlanon's view of it (__sqlanon_source)."""
+    db = tmp_path / "a.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE adult AS SELECT * FROM read_parquet('{ADULT / 'adult.parquet'}')")
+    con.execute("CREATE TABLE nosex AS SELECT age, race, marital_status FROM adult")
+    con.close()
+    policy = adult_policy(QIS4, {"k": 2})
+    policy["source"] = {"database": str(db), "table": "adult"}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    r = CliRunner().invoke(main, ["risk", str(path), "--table", "nosex"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == ("sqlanon: error: table nosex: has no column 'sex' (a quasi-identifier of the policy); "
+                                "its columns: age, marital_status, race")

@@ -48,18 +48,22 @@ def _manifest_release(path: str) -> tuple[dict, str]:
     return manifest, outputs[0]["name"]
 
 
-def _check_columns(backend, relation: str, columns, what: str) -> dict[str, str]:
-    """`relation`'s (column -> type), read once; refused when one of `columns` is missing."""
+def _check_columns(backend, relation: str, columns, what: str, shown: str | None = None) -> dict[str, str]:
+    """`relation`'s (column -> type), read once; refused when one of `columns` is missing, naming the relation as
+    `shown` (the user's name of a table read through sqlanon's view of it)."""
     have = dict(backend.columns(relation))
     missing = [c for c in columns if c not in have]
     if missing:
-        raise UserError(f"{what} {relation}: has no column '{missing[0]}' (a quasi-identifier of the policy); "
-                        f"its columns: {', '.join(sorted(have)[:20])}")
+        raise UserError(f"{what} {shown or relation}: has no column '{missing[0]}' (a quasi-identifier of the "
+                        f"policy); its columns: {', '.join(sorted(have)[:20])}")
     return have
 
 
 def _check_population(backend, population: str, qis: list[str]) -> None:
     """The population table has every quasi-identifier, none of them under a collation that merges values."""
+    if not backend.table_exists(population) and backend.relation_kind(population) is None:
+        raise UserError(f"--population: no table or view '{population}' in {backend.path or backend.describe()}; "
+                        "give the population table's name (in the source's database)")
     types = _check_columns(backend, population, qis, "population table")
     backend.refuse_collated(population, qis, f"the population table {population}", types)
 
@@ -159,7 +163,7 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
             raise UserError(f"--table: no table or view '{relation}' in {backend.path or backend.describe()}; "
                             "give the release's name (and --db for its database)")
         view = backend.attach_source(source)
-        types = _check_columns(backend, view, qis, "table" if relation else "source")
+        types = _check_columns(backend, view, qis, "table" if relation else "source", relation or pol.source.label)
         if population is not None:
             _check_population(backend, population, qis)
         entity = pol.entity_key
@@ -187,6 +191,9 @@ def _print(report: dict) -> None:
         j = report["journalist"]
         click.echo(f"journalist: highest risk {_pct(j['max'])}, average {_pct(j['average'])}, records at risk "
                    f"{_pct(j['records_at_risk'])}")
+        if j["population_smaller"]:     # only in the JSON before
+            click.echo(f"  note: {j['population_smaller']:,} of the table's classes are smaller in the population "
+                       "than in the table (the population lacks part of the table); they count at the table's size")
     click.echo(f"marketer: {_pct(report['marketer'])}")
     u = report.get("population_uniques")
     if u:

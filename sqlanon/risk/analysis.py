@@ -105,6 +105,12 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     out["population_uniques"] = None
     if population is not None:
         f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work)
+        if len(F) and not np.any(np.asarray(F) > 0):
+            # every journalist figure would silently be the prosecutor's: the two hold different values (a
+            # release's labels against a population's raw values, most likely)
+            raise UserError(f"--population: no class of the table occurs in {population}: their quasi-identifier "
+                            "values differ (a release's generalized labels against raw values?); for a release give "
+                            "--manifest with the population, which generalizes the population to the release's node")
         _, population_classes = histogram(backend, population, population_keys or keys)
         j = measures.journalist(f, F, c, threshold, int(population_classes.sum()))
         out["journalist"] = j["journalist"]
