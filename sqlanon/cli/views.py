@@ -25,8 +25,10 @@ COMMANDS: list = []
               help="Search the live source again and report whether another node would be chosen "
                    "(default: the policy's release.drift.renode).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Accepted as by the other commands; status shows no progress (its report is its output).")
 @user_errors
-def status(manifest, db, renode, as_json):
+def status(manifest, db, renode, as_json, quiet):
     """Drift of a view release against its MANIFEST: rows suppressed at read time, rows with unknown values,
     and whether a new search would choose another node; exit 3 past the policy's release.drift limits."""
     from ..applying import view_status
