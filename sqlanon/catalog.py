@@ -245,13 +245,23 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
         if existing is None:
             continue
         e = owned.get(cat.key(t.name))
-        if e is None or e.release != release:
-            whose = "sqlanon did not create it" if e is None else f"it belongs to release {e.release}"
+        if e is None or e.release != release or _family(e.kind) != _family(t.kind):
+            # a release's outputs of another kind are not its own earlier output: `sqlanon maxent --name tr`
+            # replaced the anonymized release tr with raw quasi-identifiers beside inferred sensitive values
+            whose = ("sqlanon did not create it" if e is None else f"it belongs to release {e.release}"
+                     if e.release != release else f"it is the {e.kind} of release {e.release}, not a {t.kind} output")
             raise ReleaseRefused(f"refusing to replace {existing.lower()} {t.name} in {_where(backend)}: {whose} "
                                  f"(per {CATALOG}); choose another release.name or drop it yourself")
         if not replace:
             raise ReleaseRefused(f"refusing to replace {existing.lower()} {t.name} in {_where(backend)}: the "
                                  "policy says release.replace: false; choose another release.name or drop it")
+
+
+def _family(kind: str) -> str:
+    """Kinds one writer replaces among themselves: a release's table, view and their mapping and suppressed
+    tables (a release may switch from view to table); every other writer's kind (marginal, maxent, bucketized)
+    stands alone."""
+    return "release" if kind in (*RELEASE_KINDS, "map", "suppressed") else kind
 
 
 def leftovers(catalog: Catalog, release: str, keep: list[Target], kinds: tuple[str, ...]) -> list[str]:

@@ -165,6 +165,16 @@ def test_refusals_of_apply_name_and_bucketize(ws):
     assert state(ws) == before
 
 
+def test_a_release_table_is_not_another_writers_earlier_output(ws):
+    """`maxent --name rel` took the anonymized release rel for its own earlier output (same owner name) and
+    replaced it with raw quasi-identifiers beside inferred sensitive values. The catalog's kind is compared."""
+    policy = write_policy(ws)
+    assert cli("anonymize", policy, "-q").exit_code == 0
+    before = state(ws)
+    refused(cli("maxent", policy, "--name", "rel", "-q"), "it is the table of release rel, not a maxent output")
+    assert state(ws) == before
+
+
 def test_one_release_may_not_take_another_releases_table(ws):
     assert cli("bucketize", write_policy(ws), "--l", "3", "--name", "hb", "-q").exit_code == 0
     assert cli("bucketize", write_policy(ws), "--l", "3", "--name", "hb", "-q").exit_code == 0   # its own
