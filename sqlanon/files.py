@@ -82,12 +82,13 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
         key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
         try:
-            first = seen.setdefault(key, key_node.start_mark.line + 1)
+            if key in seen:     # by the key, not its line: `{k: 2, k: 3}` (and any one-line JSON) is on one line
+                raise DuplicateKey(key, seen[key], line)
+            seen[key] = line
         except TypeError:        # an unhashable key: the constructor below reports it as PyYAML does
             continue
-        if first != key_node.start_mark.line + 1:
-            raise DuplicateKey(key, first, key_node.start_mark.line + 1)
     loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=deep)
 
@@ -98,7 +99,8 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 class DuplicateKey(Exception):
     def __init__(self, key, first: int, again: int):
         self.key, self.first, self.again = key, first, again
-        super().__init__(f"key {key!r} on line {again} repeats line {first}")
+        super().__init__(f"key {key!r} on line {again} repeats line {first}" if first != again else
+                         f"key {key!r} is given twice on line {again}")
 
 
 def load_yaml(text: str, path: Path | str, field: str):
@@ -107,8 +109,9 @@ def load_yaml(text: str, path: Path | str, field: str):
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)   # a SafeLoader subclass
     except DuplicateKey as e:
-        raise PolicyError(field, f"{path}: key {e.key!r} appears twice in the same mapping (lines {e.first} and "
-                          f"{e.again}); YAML would keep only the last: merge them into one") from None
+        where = f"lines {e.first} and {e.again}" if e.first != e.again else f"both on line {e.again}"
+        raise PolicyError(field, f"{path}: key {e.key!r} appears twice in the same mapping ({where}); YAML would "
+                          "keep only the last: merge them into one") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

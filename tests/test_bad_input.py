@@ -260,6 +260,9 @@ CASES = [
     Case("policy-tab-yaml", text("source:\n\t- x\n"), "not valid YAML"),
     Case("duplicate-top-key", text(YAML_BASE + "privacy: {k: 2}\n"), "key 'privacy' appears twice"),
     Case("duplicate-nested-key", text(YAML_BASE.replace("  k: 4\n", "  k: 4\n  k: 5\n")), "key 'k' appears twice"),
+    # on one line (a flow mapping, or any one-line JSON): the check compared lines, and the last value won
+    Case("duplicate-key-one-line", text(YAML_BASE.replace("  k: 4\n", "  k: 4\n  t_closeness: {t: 0.5, t: 0.9}\n")),
+         "key 't' appears twice in the same mapping (both on line"),
     Case("duplicate-qi", text(YAML_BASE.replace("  nationality:", "  age:\n    hierarchy: suppress\n  nationality:")),
          "key 'age' appears twice"),
     Case("duplicate-l-diversity", text(YAML_BASE.replace(
