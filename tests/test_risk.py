@@ -226,21 +226,29 @@ def test_a_population_that_matches_no_class_is_refused(tmp_path):
         risk_of(str(path), table="shifted", population="census")
 
 
-def test_a_population_value_no_hierarchy_holds_is_named_not_dropped(tmp_path):
-    """At a node, the population is generalized through the policy's mapping tables: the rows of a value they
-    lack (age 200 here) were dropped by the join, and k-map, journalist risk and delta-presence were computed on a
-    smaller population than the one given. Now one line names the value; at level 0 they count as they are."""
+def test_population_values_no_hierarchy_holds_are_reported_and_judged_on_the_safe_side(tmp_path):
+    """At a node, the population is generalized through the policy's mapping tables, built from the source: the
+    rows of a value they lack (age 200 here, a person the sample does not hold) are left out of its classes.
+    That keeps journalist risk, k-map and the largest delta-presence on the safe side, but a population class of
+    such rows alone holds no sample row, so the smallest delta-presence is 0: it came out above 0 before, and
+    nothing said rows were left out. (Refusing such values, tried first, refused every ordinary population.)"""
     db = adult_database(tmp_path / "census.duckdb", THREE_TIMES,
                         "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
     policy = adult_policy(QIS4, {"k": 2})
     policy["source"] = {"database": str(db), "table": "adult"}
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump(policy))
-    with pytest.raises(DataError, match=r"^--population: value\(s\) '200' of 'age' in 'census' are not in its "
-                                        r"hierarchy, so they cannot be generalized to level 1"):
-        risk_of(str(path), population="census", node="age=1,sex=0,race=0,marital_status=2")
-    got = risk_of(str(path), population="census", node="age=0,sex=0,race=0,marital_status=2")
-    assert got["population_uniques"]["population_size"] == 3 * 45222 + 1
+    node = "age=1,sex=0,race=0,marital_status=2"
+    got = risk_of(str(path), population="census", node=node)
+    assert got["population_left_out"] == {"age": ["200"]}
+    assert got["delta_presence"]["min"] == 0.0
+    frame = pd.read_parquet(ADULT / "adult.parquet")
+    frame["age5"] = (frame["age"] // 5) * 5
+    assert got["k_map"] == 3 * frame.groupby(["age5", "sex", "race"]).size().min()     # the census: 3 x the sample
+    text = CliRunner().invoke(main, ["risk", str(path), "--population", "census", "--node", node])
+    assert text.exit_code == 0 and "population rows with age = 200 are left out" in text.output
+    assert "population_left_out" not in risk_of(str(path), population="census",
+                                                 node="age=0,sex=0,race=0,marital_status=2")
 
 
 def test_risk_command_json_and_bad_input(tmp_path):

@@ -76,18 +76,21 @@ def _no_entity_key(entity: str, table: str) -> DataError:
                      "key with release.keep, or measure a node of the source with --node")
 
 
-def _check_population_covered(run, population: str, levels: dict[str, int]) -> None:
-    """Every value of the population's generalized columns is in its mapping table: the population is generalized
-    by joining them, and a value they lack dropped its rows silently (k-map and journalist risk then counted a
-    smaller population than the one given, not on the safe side)."""
+def _population_left_out(run, population: str, levels: dict[str, int]) -> dict[str, list[str]]:
+    """Values of the population's generalized columns that their mapping tables lack (column -> up to 5 values):
+    the population is generalized by joining them, so those rows are left out of its classes. A hierarchy built
+    from the source (intervals, mask, ...) holds only the source's values, and a population normally has others.
+    Leaving their rows out makes its classes smaller: journalist risk higher, k-map lower, the largest f/F of
+    delta-presence higher (the safe side); only the smallest f/F could come out too high, from a class made of
+    such rows alone, so the caller reports it as 0."""
+    out = {}
     for q in run.fs.qis:
         if not levels[q.name]:
             continue            # level 0: the values as they are, no mapping table
         missing = run.backend.fetchall("missing_values.sql", source=population, column=q.name, map_table=q.map_table)
         if missing:
-            raise DataError(f"--population: value(s) {', '.join(repr(r[0]) for r in missing)} of '{q.name}' in "
-                            f"'{population}' are not in its hierarchy, so they cannot be generalized to level "
-                            f"{levels[q.name]}; give a hierarchy (a taxonomy file) that lists the population's values")
+            out[q.name] = [str(r[0]) for r in missing]
+    return out
 
 
 def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | None = None,
@@ -144,9 +147,12 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
                 sample_keys = plain_keys(qis)
             if population is not None:
                 _check_population(run.backend, population, qis)
-                _check_population_covered(run, population, levels)
+            left_out = _population_left_out(run, population, levels) if population is not None else {}
             report = risk_report(run.backend, relation, sample_keys, entity=pol.entity_key, population=population,
                                  population_keys=keys, **options)
+            if left_out:
+                report["population_left_out"] = left_out
+                report["delta_presence"] = {**report["delta_presence"], "min": 0.0}
         return {**what, **report}
     if relation is None and table is not None:
         relation = table
@@ -191,6 +197,11 @@ def _print(report: dict) -> None:
         j = report["journalist"]
         click.echo(f"journalist: highest risk {_pct(j['max'])}, average {_pct(j['average'])}, records at risk "
                    f"{_pct(j['records_at_risk'])}")
+        for column, values in (report.get("population_left_out") or {}).items():
+            more = " ..." if len(values) == 5 else ""
+            click.echo(f"  note: population rows with {column} = {', '.join(values)}{more} are left out: the "
+                       "policy's hierarchy of it (built from the source) lacks them (the figures "
+                       "are on the safe side; the smallest delta-presence is given as 0)")
         if j["population_smaller"]:     # only in the JSON before
             click.echo(f"  note: {j['population_smaller']:,} of the table's classes are smaller in the population "
                        "than in the table (the population lacks part of the table); they count at the table's size")
