@@ -67,21 +67,27 @@ def check_manifest(manifest: dict, path, backend=None) -> None:
         return
     release_id = manifest.get("release_id")
     entry = catalog.release(release_id) if release_id else None
-    if entry is None and not release_id:
+    # no release_id, or one this catalog never recorded (a forged one skipped every check): the newest release
+    # of its name
+    unknown_id = bool(release_id) and entry is None
+    if entry is None:
         name = release_name(manifest)
         entry = catalog.latest_release(name) if name else None
-    if entry is not None and entry.policy_sha256 and entry.policy_sha256 != actual:
+    if entry is None:
+        return
+    why = (f"its release_id {release_id} is not in that catalog, and the release of its name there differs (give "
+           "that release's manifest, or --db the database its own release is in)" if unknown_id else
+           "it was edited after sqlanon wrote it (the catalog row holds the original)")
+    if entry.policy_sha256 and entry.policy_sha256 != actual:
         raise ReleaseRefused(f"manifest {path} does not match release {entry.name} in {CATALOG} of "
                              f"{backend.describe()}: its policy hashes to {actual[:12]}, the release was made with "
-                             f"{entry.policy_sha256[:12]}; it was edited after sqlanon wrote it (the catalog row "
-                             "holds the original)")
+                             f"{entry.policy_sha256[:12]}; {why}")
     # the node is not in the policy's hash: the catalog row records the one released
-    node = json.loads(entry.node) if entry is not None and entry.node else None
-    if entry is not None and node is not None and node != manifest["chosen"].get("levels"):
+    node = json.loads(entry.node) if entry.node else None
+    if node is not None and node != manifest["chosen"].get("levels"):
         raise ReleaseRefused(f"manifest {path} does not match release {entry.name} in {CATALOG} of "
                              f"{backend.describe()}: it records the node {manifest['chosen'].get('levels')}, the "
-                             f"release was made at {node}; it was edited after sqlanon wrote it (the catalog row "
-                             "holds the original)")
+                             f"release was made at {node}; {why}")
 
 
 def _check_manifest_shape(data: dict, path) -> None:
@@ -123,7 +129,7 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
             raw["source"] = source_with_table(raw.get("source"), new_source)   # same engine and connection
     if name:
         raw.setdefault("release", {})["name"] = name
-    db = db or manifest.get("database") or ":memory:"
+    db = db or recorded_database(manifest, manifest_path) or ":memory:"
     try:
         run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
     except UnknownValues as e:
@@ -214,10 +220,16 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
     base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
     policy = load_policy(manifest["policy"], base_dir=base_dir)
     limits = policy.release.drift
-    db = db or manifest.get("database") or default_db(policy)
+    db = db or recorded_database(manifest, manifest_path) or default_db(policy)
     backend = open_backend(policy.source, db)
     try:
         check_manifest(manifest, manifest_path, backend)
+        current = Catalog(backend).latest_release(name) if Catalog(backend).exists() else None
+        if current is not None and manifest.get("release_id") and current.release_id != manifest["release_id"]:
+            # an earlier release's limits and node would judge the view released since
+            raise ReleaseRefused(f"manifest {manifest_path} is of an earlier release of the view {name} (release_id "
+                                 f"{manifest['release_id']}); the view now is release_id {current.release_id}: give "
+                                 "the manifest of that release")
         source = backend.view_source(policy.source)
         if source is None or backend.relation_kind(name) != "VIEW":
             raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
@@ -254,7 +266,7 @@ def _check_against_catalog(manifest: dict, manifest_path, db) -> None:
     check_manifest(manifest, manifest_path)
     base_dir = Path(manifest.get("policy_dir") or Path(manifest_path).resolve().parent)
     policy = load_policy(manifest["policy"], base_dir=base_dir)
-    database = db or manifest.get("database") or default_db(policy)
+    database = db or recorded_database(manifest, manifest_path) or default_db(policy)
     if policy.source.engine == "duckdb" and not (database and Path(database).is_file()):
         return          # no database file: no catalog to compare with
     backend = open_backend(policy.source, database)
@@ -276,6 +288,22 @@ def _manifest_view_coverage(manifest_path, db) -> dict | None:
 
 # --------------------------------------------------------------------------------------------------
 # from a manifest
+
+def recorded_database(manifest: dict, manifest_path) -> str | None:
+    """The manifest's `database` as a path to open: as written when it exists from here (or is absolute), else
+    beside the manifest (sqlanon writes it as it was given, relative to where sqlanon ran). None when it
+    records none. From another folder the relative path named another file: `sql` and `apply` opened (or
+    created) it, and the checks against the release catalog looked for it there."""
+    recorded = manifest.get("database")
+    if not recorded:
+        return None
+    path = Path(recorded)
+    if not path.is_absolute() and not path.exists():
+        beside = Path(manifest_path).resolve().parent / path
+        if beside.exists():
+            return str(beside)
+    return recorded
+
 
 def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
     if db is not None:
@@ -350,7 +378,7 @@ def report_from_manifest(manifest_path, out=None, external: bool = False, db=Non
     manifest = _read_manifest(manifest_path)
     # checked before the (long) recomputation, and again by write_report with the run's own files
     protected = {manifest_path.resolve(): "the manifest"}
-    database = manifest.get("database") if db is None else db
+    database = recorded_database(manifest, manifest_path) if db is None else db
     if database:
         protected[Path(database).resolve()] = "the release's database"
     check_report_target(out, protected, force)

@@ -392,6 +392,38 @@ def test_an_edited_node_or_drift_limit_is_refused_too(ws):
     assert cli("status", ws / "vrel.manifest.json", "-q").exit_code == 0     # -q accepted, as by the others
 
 
+def test_the_catalog_check_holds_from_any_folder_with_any_release_id(ws, monkeypatch, tmp_path_factory):
+    """helper-34 got past the catalog check of a manifest: with a release_id the catalog never recorded; from
+    another working folder (the manifest's relative database was looked for there: sql even opened another
+    file); by `status` with the manifest of an earlier release of the view; by `risk --manifest`, which checked
+    nothing. And `report --out --force` from another folder replaced the database it was to protect."""
+    policy = write_policy(ws, name="vrel", source={"csv": "people.csv", "table": "people"})
+    monkeypatch.chdir(ws)
+    assert cli("anonymize", "policy.yaml", "--db", "out.duckdb", "--json", "old.json", "-q").exit_code == 0
+    m = json.loads((ws / "old.json").read_text())
+    assert m["database"] and not Path(m["database"]).is_absolute()      # written as given, relative
+    edited = {**m, "chosen": {**m["chosen"], "levels": dict.fromkeys(m["chosen"]["levels"], 0)}}
+    (ws / "forged.json").write_text(json.dumps({**edited, "release_id": "0" * 16}))
+    (ws / "node.json").write_text(json.dumps(edited))
+    refused(cli("sql", "forged.json"), "its release_id 0000000000000000 is not in that catalog")
+    refused(cli("report", "forged.json", "--out", "f.html", "-q"), "is not in that catalog")
+    refused(cli("risk", policy, "--manifest", "node.json"), "it was edited after sqlanon wrote it")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    monkeypatch.chdir(elsewhere)
+    before = state(ws)
+    refused(cli("sql", ws / "node.json"), "it was edited after sqlanon wrote it")
+    refused(cli("report", ws / "node.json", "--out", ws / "n.html", "-q"), "it was edited after sqlanon wrote it")
+    refused(cli("report", ws / "old.json", "--out", ws / "out.duckdb", "--force", "-q"), "the release's database")
+    assert state(ws) == before and list(elsewhere.iterdir()) == []          # no database made here
+    monkeypatch.chdir(ws)
+    view = write_policy(ws, file="view.yaml", name="vview", materialize="view")
+    assert cli("anonymize", view, "--json", "v1.json", "-q").exit_code == 0
+    assert cli("anonymize", write_policy(ws, file="view.yaml", name="vview", materialize="view", k=3), "--json",
+               "v2.json", "-q").exit_code == 0
+    refused(cli("status", "v1.json"), "is of an earlier release of the view vview")
+    assert cli("status", "v2.json").exit_code == 0
+
+
 def test_a_real_sigint_inside_the_swap_exits_130_and_writes_nothing(ws, tmp_path_factory):
     """SIGINT to a running `sqlanon anonymize`, delivered while its swap transaction is open (the catalog
     insert is made to wait for it): exit 130, one line, the previous release and everything else unchanged."""

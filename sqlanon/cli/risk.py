@@ -36,11 +36,16 @@ def _positive(value, name: str, upper: float | None = None) -> None:
 
 
 def _manifest_release(path: str) -> tuple[dict, str]:
+    """The manifest (checked as every reader checks it: `applying.check_manifest`, its policy's hash) and its
+    released relation."""
+    from ..applying import check_manifest
     try:
         manifest = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise UserError(f"--manifest: cannot read {path} as a release manifest ({e}); give the JSON written by "
                         "sqlanon anonymize --json") from None
+    if isinstance(manifest, dict) and isinstance(manifest.get("policy"), dict):
+        check_manifest(manifest, path)
     outputs = [o for o in manifest.get("outputs", []) if o.get("kind") in ("table", "view")]
     if not outputs or "chosen" not in manifest:
         raise UserError(f"--manifest: {path} records no released table or view; release one first (sqlanon "
@@ -117,9 +122,10 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
     levels = None
     relation = None
     if manifest is not None:
+        from ..applying import check_manifest, recorded_database
         recorded, relation = _manifest_release(manifest)
         levels = dict(recorded["chosen"]["levels"])
-        db = db or recorded.get("database")
+        db = db or recorded_database(recorded, manifest)
         what = {"table": relation, "manifest": str(manifest), "levels": levels}
     elif node is not None:
         levels = parse_node(node)
@@ -128,6 +134,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
         # the mapping tables are needed: the source generalized to the node, or the population to the release's
         run = Anonymization(pol, db=db if db is not None else (pol.source.database or MEMORY))
         with run:
+            if manifest is not None:        # its node against the release catalog's
+                check_manifest(recorded, manifest, run.backend)
             for q, h in zip(run.lattice.names, run.lattice.heights):
                 if q not in levels:
                     raise PolicyError("--node", f"no level given for quasi-identifier '{q}'")
@@ -165,6 +173,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
         backend = open_backend(pol.source, db if db is not None else (pol.source.database or MEMORY))
         source = pol.source
     with backend:
+        if manifest is not None:
+            check_manifest(recorded, manifest, backend)
         if relation is not None and not backend.table_exists(relation) and backend.relation_kind(relation) is None:
             raise UserError(f"--table: no table or view '{relation}' in {backend.path or backend.describe()}; "
                             "give the release's name (and --db for its database)")
