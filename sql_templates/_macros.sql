@@ -84,6 +84,12 @@
    from `source` (the staged table with its `weight` column, or the source itself) joined to the mapping
    tables. Also the subquery of the wide frequency set written straight from the source
    (wide_frequency_set.sql with `bottom`). #}
+{# A text with its ASCII letters lower-cased, the others as they are: how DuckDB compares names (lower() would
+   also fold É to é, which DuckDB holds apart). #}
+{% macro ascii_lower(expr) -%}
+translate({{ expr }}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+{%- endmacro %}
+
 {# The texts of a column's non-NULL values, one row per source row, that `table` (column "value") does not list:
    an anti-join on the text. Not a NOT EXISTS correlated on the column: DuckDB decorrelates that by grouping the
    column's values first, so the rows of -0.0 of a DOUBLE took the verdict of 0.0 (equal values) and went

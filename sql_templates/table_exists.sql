@@ -1,2 +1,4 @@
-{# DuckDB: is there a table or view of this name in any schema? Case-folded, as DuckDB matches names. #}
-SELECT COUNT(*) > 0 FROM information_schema.tables WHERE lower(table_name) = lower(?)
+{# DuckDB: is there a table or view of this name in any schema? Its ASCII letters case-folded, as DuckDB matches
+   names (relation_kind.sql). #}
+{% from "_macros.sql" import ascii_lower %}
+SELECT COUNT(*) > 0 FROM information_schema.tables WHERE {{ ascii_lower("table_name") }} = {{ ascii_lower("?") }}

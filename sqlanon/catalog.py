@@ -45,6 +45,7 @@ COLUMNS = [("seq", "BIGINT"), ("name", "VARCHAR"), ("kind", "VARCHAR"), ("releas
            ("release_id", "VARCHAR"), ("policy_sha256", "VARCHAR"), ("node", "VARCHAR"), ("rows", "BIGINT"),
            ("created", "VARCHAR"), ("manifest", "VARCHAR")]
 ROW_COLUMNS = [c for c, _ in COLUMNS if c != "manifest"]
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 RELEASE_KINDS = ("table", "view")     # the kinds of a release's own row (the one holding the manifest)
 
 
@@ -92,8 +93,11 @@ class Catalog:
         backend.adopt_orphaned(CATALOG, [c for c, _ in COLUMNS])
 
     def key(self, name: str) -> str:
-        """How the engine compares names: PostgreSQL keeps case (names are quoted), DuckDB and Spark fold it."""
-        return name if self.b.engine == "postgres" else name.casefold()
+        """How the engine compares names: PostgreSQL keeps case (names are quoted), DuckDB folds the case of ASCII
+        letters only (it holds "été" and "ÉTÉ" apart), Spark lower-cases."""
+        if self.b.engine == "postgres":
+            return name
+        return name.translate(_ASCII_LOWER) if self.b.engine == "duckdb" else name.lower()
 
     def exists(self) -> bool:
         return self.b.relation_kind(CATALOG) is not None

@@ -497,3 +497,16 @@ def test_a_release_name_is_no_path_for_its_manifest(ws, name, file):
     con = duckdb.connect(str(ws / "data.duckdb"), read_only=True)
     assert con.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone() == (12,)
     con.close()
+
+
+def test_duckdb_folds_the_case_of_ascii_letters_only(ws):
+    """DuckDB holds "été" and "ÉTÉ" apart (it folds ASCII letters only): a release ÉTÉ beside the user's table
+    été is a new name, and été stays as it was (lower() took them for one and refused the release)."""
+    con = duckdb.connect(str(ws / "data.duckdb"))
+    con.execute('CREATE TABLE "été" AS SELECT 1 AS x')
+    con.close()
+    before = db_state(ws / "data.duckdb")["été"]
+    r = cli("anonymize", write_policy(ws, name="ÉTÉ"), "-q")
+    assert r.exit_code == 0, r.output
+    after = db_state(ws / "data.duckdb")
+    assert after["été"] == before and after["ÉTÉ"][0] == 12
