@@ -74,12 +74,11 @@ def _project_path(project: Path, conf: dict, key: str, default: str) -> Path:
     if not isinstance(paths, list) or not all(isinstance(x, str) and x for x in paths):
         raise UserError(f"--project: {key} in {project / 'dbt_project.yml'} must be a list of folders (dbt's "
                         f"form: {key}: [\"{default}\"]); got {json.dumps(paths)[:80]}")
-    folder = project / paths[0]
-    root = project.resolve()
-    if Path(paths[0]).is_absolute() or not folder.resolve().is_relative_to(root):
+    # read as written, not resolved: a folder the user links elsewhere (models -> ../shared) is theirs to link
+    if Path(paths[0]).is_absolute() or ".." in Path(paths[0]).parts:
         raise UserError(f"--project: {key} {paths[0]!r} in {project / 'dbt_project.yml'} is not inside the project; "
                         "sqlanon dbt writes only inside it")
-    return folder
+    return project / paths[0]
 
 
 def _dbt_name(value: str, field: str) -> str:
@@ -264,8 +263,8 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
                             "it) to regenerate")
     for path in (*files, project / MARKER):
         if _tmp(path).exists() or _tmp(path).is_symlink():
-            raise UserError(f"--project: {_tmp(path)} exists and was not written by sqlanon dbt (it writes there "
-                            "first); move it away")
+            raise UserError(f"--project: {_tmp(path)} exists (sqlanon dbt writes there first: a run stopped "
+                            "half-way, or a file of yours); move it away")
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)

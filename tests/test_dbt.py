@@ -315,6 +315,17 @@ def test_a_project_it_cannot_write_into_is_one_line_and_nothing_written(released
     assert not (tmp_path / "outside").exists() and not Path("/tmp/sqlanon_dbt_abs").exists()
 
 
+def test_a_models_folder_linked_elsewhere_is_written_through(released, tmp_path):
+    """The paths of dbt_project.yml are read as written: a models folder the user links to a shared one is
+    theirs (refused by the first check of paths, which resolved links)."""
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(tmp_path / "w.duckdb")})
+    (tmp_path / "shared").mkdir()
+    (project / "models").symlink_to(tmp_path / "shared")
+    result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(project), "-q"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "shared" / "sqlanon" / "hospital_rel.sql").is_file()
+
+
 def test_not_a_dbt_project_and_untested_models_are_one_line(released, tmp_path):
     result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(tmp_path)])
     _one_line_error(result, "has no dbt_project.yml")

@@ -851,10 +851,10 @@ def test_postgres_parquet_export_keeps_numerics_exact_and_instants_in_utc(postgr
         con.execute("SET TIME ZONE 'Europe/Paris'")
         con.execute("DROP TABLE IF EXISTS export_exact")
         con.execute("CREATE TABLE export_exact (a numeric(20,2), b numeric(5,2), c numeric, d numeric(60,30), "
-                    "e timestamptz, f timestamp)")
+                    "e timestamptz, f timestamp, g numeric(80,2))")
         con.execute("""INSERT INTO export_exact VALUES (123456789012345678.91, -1.50, 3.14159265358979323846264,
                        123456789012345678901234567890.123456789012345678901234567891, '2020-06-01 12:00:00+02',
-                       '2020-06-01 12:00:00'), (NULL, NULL, NULL, NULL, NULL, NULL)""")
+                       '2020-06-01 12:00:00', 12.5), (NULL, NULL, NULL, NULL, NULL, NULL, NULL)""")
         backend = PostgresBackend(con, owned=False)
         try:
             backend.export("export_exact", tmp_path / "t.parquet", "parquet")
@@ -869,14 +869,16 @@ def test_postgres_parquet_export_keeps_numerics_exact_and_instants_in_utc(postgr
                 export(backend, "export_exact", tmp_path / "inf.parquet")
         finally:
             con.execute("DROP TABLE export_exact")
-    assert [str(table.schema.field(c).type) for c in "abcdef"] == [
+    # past 76 digits (Parquet's widest decimal) a declared numeric is its exact text too
+    assert [str(table.schema.field(c).type) for c in "abcdefg"] == [
         "decimal128(20, 2)", "decimal128(5, 2)", "string", "decimal256(60, 30)", "timestamp[us, tz=UTC]",
-        "timestamp[us]"]
+        "timestamp[us]", "string"]
     rows = table.to_pylist()
     assert rows[0] == {"a": Decimal("123456789012345678.91"), "b": Decimal("-1.50"), "c": "3.14159265358979323846264",
                        "d": Decimal("123456789012345678901234567890.123456789012345678901234567891"),
-                       "e": dt.datetime(2020, 6, 1, 10, tzinfo=dt.timezone.utc), "f": dt.datetime(2020, 6, 1, 12)}
-    assert rows[1] == dict.fromkeys("abcdef")
+                       "e": dt.datetime(2020, 6, 1, 10, tzinfo=dt.timezone.utc), "f": dt.datetime(2020, 6, 1, 12),
+                       "g": "12.50"}
+    assert rows[1] == dict.fromkeys("abcdefg")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["t.parquet"]
 
 

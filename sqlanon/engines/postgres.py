@@ -293,7 +293,9 @@ def _parquet_column(pa, described: tuple[str, int, str], type_name: str):
         precision, scale = int(decimal[1]), int(decimal[2])
         if precision <= 38:
             return pa.decimal128(precision, scale), True, True
-        return pa.decimal256(precision, scale), True, True     # numeric's declared precision is at most 1000
+        if precision <= 76:
+            return pa.decimal256(precision, scale), True, True
+        return pa.string(), True, False     # numeric's declared precision goes to 1000, Parquet's decimals to 76
     arrow = {"SMALLINT": pa.int16(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
              "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
              "VARCHAR": pa.string()}.get(type_name)

@@ -297,10 +297,10 @@ class SparkBackend(Backend):
     # -- running statements ---------------------------------------------------------------------
     def _run_sql(self, sql: str, params, want: str | None, template: str):
         created = _TEMP_VIEW.match(sql)
-        if created:
-            self._temp_views.add(_unquote(created[1]).lower())
         try:
             df = self.spark.sql(sql, args=list(params)) if params else self.spark.sql(sql)
+            if created:     # recorded once made: a statement that failed made no view, `close` must not drop one
+                self._temp_views.add(_unquote(created[1]).lower())
             if want is None:
                 return None       # commands (CREATE, DROP, CACHE) run eagerly in spark.sql
             if want == "rows":
