@@ -102,3 +102,13 @@ def test_new_rows_without_a_column_of_the_policy_are_named_as_such(tmp_path):
     assert line == ("sqlanon: error: column 'nationality' (quasi_identifiers of the manifest's policy) is not in the "
                     "new rows lacking (their columns: zip_code, age, condition); apply needs the columns the release "
                     "was made from: give rows of that schema")
+
+
+def test_apply_prints_its_summary(tmp_path):
+    """Without -q, apply stopped with a KeyError traceback after releasing: its summary read the search's keys,
+    and apply does not search."""
+    db, manifest = _setup(tmp_path)
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "doubled", "--name", "rel6", "--json",
+                                  str(tmp_path / "m6.json")])
+    assert r.exit_code == 0, r.output
+    assert "lattice: 18 nodes; the node given, not searched for" in r.output and "released table rel6" in r.output

@@ -53,7 +53,9 @@ def _summary(run, manifest_path=None) -> None:
     c = m["chosen"]
     click.echo(f"source: {m['source']['table']} ({m['source']['rows']:,} rows)")
     lat, search = m["lattice"], m.get("search") or {}
-    if lat["minimal"] is None:          # the bounded optimum search: no list of minimal nodes
+    if search.get("method") == "given node":       # `apply`: the manifest's node, no search (it stopped here)
+        click.echo(f"lattice: {lat['nodes']:,} nodes; the node given, not searched for")
+    elif lat["minimal"] is None:          # the bounded optimum search: no list of minimal nodes
         click.echo(f"lattice: {lat['nodes']:,} nodes, {lat['evaluated']:,} evaluated in "
                    f"{run.timings.get('optimum', 0):.2f} s, only among nodes with at most "
                    f"{search['searched_nodes_with_at_most_suppressed_rows']:,} suppressed rows (no other node can "
