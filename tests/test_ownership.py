@@ -510,3 +510,19 @@ def test_duckdb_folds_the_case_of_ascii_letters_only(ws):
     assert r.exit_code == 0, r.output
     after = db_state(ws / "data.duckdb")
     assert after["été"] == before and after["ÉTÉ"][0] == 12
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["bucketize", "{policy}", "--l", "3", "--name", "bb", "--json", "{ws}/no/such/r.json", "-q"],
+     "--json: the folder"),
+    (["maxent", "{policy}", "--name", "mm", "--json", "{policy}", "-q"], "it exists and is not a JSON file"),
+    (["maxent", "{policy}", "--name", "mm", "--json", "{ws}/no/such/r.json", "-q"], "--json: the folder"),
+    (["maxent", "{policy}", "--name", "mm", "--manifest", "{ws}/no/such/m.json", "-q"], "--manifest: the folder"),
+])
+def test_output_files_are_checked_before_any_table_is_written(ws, args, needle):
+    """maxent checked its --json and --manifest only after writing its tables (a refusal, or a FileNotFoundError
+    traceback, left them behind), and bucketize checked no folder."""
+    policy = write_policy(ws)
+    before = state(ws)
+    refused(cli(*[a.format(ws=ws, policy=policy) for a in args]), needle)
+    assert state(ws) == before

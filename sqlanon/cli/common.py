@@ -93,11 +93,13 @@ def write_json(data: Any, path: str | None) -> None:
         tmp.replace(path)
 
 
-def refuse_non_json(path: Path) -> None:
-    """Refuse (ReleaseRefused, exit 2) to write JSON over a directory or an existing file that is not JSON."""
+def refuse_non_json(path: Path, option: str = "--json") -> None:
+    """Refuse (ReleaseRefused, exit 2) to write JSON over a directory or an existing file that is not JSON, or
+    into a folder that does not exist (`option` names it)."""
     from ..catalog import ReleaseRefused
     if path.is_dir():
         raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
+    check_output_folder(str(path), option)     # else a FileNotFoundError traceback once the tables are written
     if path.exists():
         with open(path, "rb") as f:
             head = f.read(64).lstrip()

@@ -10,6 +10,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..errors import PolicyError
@@ -44,8 +46,6 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
               json_path, quiet):
     """Bucketize the policy's source (Anatomy): distinct l-diverse buckets, published as a quasi-identifier
     table and a sensitive table."""
-    from pathlib import Path
-
     from ..maxent.anatomy import DEFAULT_SEED, bucketize_policy
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path))      # before any table is written
@@ -107,6 +107,9 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     for opt, v, low in (("--positive", positive, 0), ("--negative", negative, 0), ("--min-support", min_support, 1)):
         if v < low:
             raise PolicyError(opt, f"must be at least {low}; got {v}")
+    for option, path in (("--json", json_path), ("--manifest", manifest_path)):
+        if path not in (None, "-"):
+            refuse_non_json(Path(path), option)      # before any table is written
     know = load_knowledge(knowledge) if knowledge else Knowledge()
     if positive or negative:
         know = know + Knowledge([Rules(positive, negative, min_support, None, "--positive/--negative")])
