@@ -259,10 +259,10 @@ def _parse_release(raw, base_dir: Path, default_name: str, engine: str = "duckdb
         paths.append(p)
     from .views import parse_drift  # release.drift: the limits `sqlanon status` checks a view release against
     drift = parse_drift(m.drift.model_dump(exclude_unset=True) if m.drift is not None else None)
-    return Release(name, m.materialize, keep, paths, _parse_marginals(m.marginals), m.replace, drift)
+    return Release(name, m.materialize, keep, paths, _parse_marginals(m.marginals, engine), m.replace, drift)
 
 
-def _parse_marginals(marginals: list) -> list[dict]:
+def _parse_marginals(marginals: list, engine: str = "duckdb") -> list[dict]:
     """`release.marginals` (anonymized marginals, `sqlanon.marginals`): a list of
     ``{attributes: {column: level, ...}, name: optional}``; a list of columns means level 0 for each.
     Normalized to ``{"attributes": {column: int}, "name": str | None}``; columns and levels are checked
@@ -275,7 +275,10 @@ def _parse_marginals(marginals: list) -> list[dict]:
         if not attrs:
             raise PolicyError(f"release.marginals[{i}].attributes", "must map columns to generalization levels, "
                               "e.g. {age: 2, sex: 0}, or list columns (level 0); got an empty one")
-        out.append({"attributes": dict(attrs), "name": entry.name})
+        # a name is a relation's, checked like release.name (an unclosed quote stopped the run with a traceback
+        # after its whole search)
+        name = None if entry.name is None else _relation_name(entry.name, f"release.marginals[{i}].name", engine)
+        out.append({"attributes": dict(attrs), "name": name})
     return out
 
 

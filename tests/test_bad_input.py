@@ -413,6 +413,9 @@ CASES = [
     Case("release-keep-a-string", release(keep="customer_id"), "release.keep"),
     Case("release-keep-not-in-source", release(keep=["customer"]), "release.keep: column 'customer' is not in"),
     Case("release-keep-a-qi", release(keep=["age"]), "release.keep[0]': 'age' is a quasi-identifier"),
+    # an unclosed quote stopped the run with a ValueError traceback after its whole search (helper-35)
+    Case("marginal-name-unclosed-quote", release(marginals=[{"attributes": {"age": 0}, "name": 'a"b'}]),
+         "release.marginals[0].name': unclosed double quote"),
     Case("release-keep-twice", release(keep=["customer_id", "customer_id"]), "release.keep[1]': column 'customer_id' "
          "is listed twice"),
     Case("sensitive-twice", edit(sensitive=["condition", "condition"]), "sensitive[1]': column 'condition' is listed"),
