@@ -34,9 +34,9 @@ fewer than `min_cell` rows were suppressed, the source's row count (and the supp
 rows) and discernibility (of every node, so the best one's value cannot stand in for the chosen one's)
 are withheld too, since either, with the release's own row count, gives the number of suppressed
 rows; so are the risk section's figures of the source that would give its row count (its average risk, its
-rows at risk, its rows and classes per risk band: a band of one class size gives its rows, and their bars). A median class size below `min_cell` is masked too.
-Counts of classes (not of rows), the lattice, the privacy values other than k, and the other metrics of
-nodes are kept.
+rows at risk, its rows and classes per risk band: a band of one class size gives its rows, and their bars).
+A median class size below `min_cell` is masked too. Counts of classes (not of rows), the lattice, the
+privacy values other than k, and the other metrics of nodes are kept.
 """
 from __future__ import annotations
 

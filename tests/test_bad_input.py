@@ -532,6 +532,12 @@ CASES = [
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
     Case("knowledge-duplicate-key", write("k.yaml", "knowledge: []\nknowledge: []\n"), "key 'knowledge' appears twice",
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
+    # a typo of the key naming the kind was not named (helper-35)
+    Case("knowledge-kind-typo", write("k.yaml", "knowledge: [{givne: {age: 30}, sensitive: Flu, probability: 0.5}]\n"),
+         "('givne' is none of the keys a knowledge item takes)",
+         ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
+    Case("marginals-max-steps-negative", lambda f, p: p, "'--max-steps': must be >= 0; got -1",
+         ["marginals", "p.yaml", "--max-steps", "-1", "-q"]),
     Case("knowledge-dev-zero", lambda f, p: p, "/dev/zero is not a regular file",
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "/dev/zero", "-q"]),
     # a view release that cannot enforce the policy at read time is refused when the policy loads (sqlanon/views.py)

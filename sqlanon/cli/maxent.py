@@ -51,7 +51,7 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
         refuse_non_json(Path(json_path))      # before any table is written
     rel = bucketize_policy(policy, l, name, db=db, not_counted=list(not_counted),
                            most_frequent_not_counted=most_frequent_not_counted, exact_size=exact_size,
-                           seed=seed or DEFAULT_SEED, private=not no_private, buckets=sample)
+                           seed=DEFAULT_SEED if seed is None else seed, private=not no_private, buckets=sample)
     if not quiet and json_path != "-":
         left = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in rel.left_out.items() if v)
         sampled = (f" (a sample of the {rel.possible_buckets:,} the data allows)"

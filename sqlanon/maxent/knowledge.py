@@ -203,8 +203,11 @@ def _item(raw, i: int, prefix: str, persons: dict):
         raise PolicyError(field, f"must be a mapping; got {raw!r}")
     kinds = [k for k in KINDS if k in raw]
     if len(kinds) != 1:
+        known = {*KINDS, "sensitive", *BOUND_KEYS}
+        strange = [str(k) for k in raw if k not in known]     # a typo (givne:) is named, not left to guess
+        hint = f" ('{strange[0]}' is none of the keys a knowledge item takes)" if strange and not kinds else ""
         raise PolicyError(field, "give exactly one of given: (a conditional probability), person:, persons: "
-                          "or rules:")
+                          f"or rules:{hint}")
     kind = kinds[0]
     allowed = {"given": {"given", "sensitive", *BOUND_KEYS}, "person": {"person", "sensitive", *BOUND_KEYS},
                "persons": {"persons", "sensitive", *BOUND_KEYS}, "rules": {"rules"}}[kind]
