@@ -224,10 +224,12 @@ def _where(backend) -> str:
 
 
 def check_targets(backend, policy, release: str, targets: list[Target], replace: bool = True,
-                  catalog: Catalog | None = None, sources: Sequence[str] = ()) -> None:
+                  catalog: Catalog | None = None, sources: Sequence[str] = (),
+                  name_field: str = "release.name") -> None:
     """Refuse (ReleaseRefused) before anything is written when a relation target is the source (the policy's,
     or one of `sources`: relations the run reads), or exists and is not this release's own earlier output
-    per the catalog, or exists and `replace` is false."""
+    per the catalog, or exists and `replace` is false. `name_field` is what the line tells the user to change
+    (maxent and bucketize name their tables by --name, not by release.name)."""
     cat = catalog or Catalog(backend)
     owned = cat.current()
     read = (source_relations(policy, backend) if policy is not None else []) + [(None, s) for s in sources if s]
@@ -237,7 +239,7 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
             continue
         if reserved(t.name):
             raise ReleaseRefused(f"refusing to write {t.name}: names starting with __sqlanon and the catalog "
-                                 f"{CATALOG} are reserved; choose another release.name")
+                                 f"{CATALOG} are reserved; choose another {name_field}")
         parts = _parts(t.name)
         t_schema, t_name = (parts[-2] if len(parts) > 1 else None), parts[-1]
         for s_schema, s_name in read:
@@ -255,10 +257,10 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
             whose = ("sqlanon did not create it" if e is None else f"it belongs to release {e.release}"
                      if e.release != release else f"it is the {e.kind} of release {e.release}, not a {t.kind} output")
             raise ReleaseRefused(f"refusing to replace {existing.lower()} {t.name} in {_where(backend)}: {whose} "
-                                 f"(per {CATALOG}); choose another release.name or drop it yourself")
+                                 f"(per {CATALOG}); choose another {name_field} or drop it yourself")
         if not replace:
             raise ReleaseRefused(f"refusing to replace {existing.lower()} {t.name} in {_where(backend)}: the "
-                                 "policy says release.replace: false; choose another release.name or drop it")
+                                 f"policy says release.replace: false; choose another {name_field} or drop it")
 
 
 def _family(kind: str) -> str:

@@ -36,7 +36,7 @@ class PolicyError(UserError):
     """
 
     def __init__(self, field: str, message: str):
-        self.field = field
+        self.field, self.message = field, message
         super().__init__(f"policy field '{field}': {message}")
 
 

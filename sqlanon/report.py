@@ -524,7 +524,8 @@ def is_report(path: Path) -> bool:
         return False
 
 
-def check_report_target(path, protected: dict[Path, str], force: bool = False) -> None:
+def check_report_target(path, protected: dict[Path, str], force: bool = False,
+                        way_out: str = "or pass --force") -> None:
     """Refuse (ReleaseRefused, exit 2) to write a report over a protected file (the source, the policy, a
     hierarchy file, the database, the manifest: never, even with `force`), over a sqlanon manifest, or over an
     existing file that is not an earlier sqlanon report unless `force`. `--out r.duckdb` replaced the database."""
@@ -539,7 +540,7 @@ def check_report_target(path, protected: dict[Path, str], force: bool = False) -
                              "path")
     if not force:
         raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is not a sqlanon report; choose "
-                             "another path, remove it, or pass --force")
+                             f"another path, remove it, {way_out}")
 
 
 def _write_atomically(path: Path, text: str) -> Path:

@@ -538,6 +538,10 @@ CASES = [
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
     Case("marginals-max-steps-negative", lambda f, p: p, "'--max-steps': must be >= 0; got -1",
          ["marginals", "p.yaml", "--max-steps", "-1", "-q"]),
+    Case("knowledge-empty-file", write("k.yaml", ""), "'--knowledge': k.yaml is empty",
+         ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
+    Case("marginals-start-level", lambda f, p: p, "'--start age': level must be an integer from 0 to",
+         ["marginals", "p.yaml", "--start", "zip_code=0,age=9,nationality=0", "-q"]),
     Case("knowledge-dev-zero", lambda f, p: p, "/dev/zero is not a regular file",
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "/dev/zero", "-q"]),
     # a view release that cannot enforce the policy at read time is refused when the policy loads (sqlanon/views.py)

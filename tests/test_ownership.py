@@ -162,6 +162,7 @@ def test_refusals_of_apply_name_and_bucketize(ws):
     refused(cli("apply", ws / "rel.manifest.json", "--source", "people", "--name", "Other", "-q"), "Other")
     refused(cli("bucketize", policy, "--l", "3", "--name", "b", "-q"), "b_qit")
     refused(cli("bucketize", policy, "--l", "3", "--name", "B", "-q"), "B_qit")
+    refused(cli("bucketize", policy, "--l", "3", "--name", "b", "-q"), "choose another --name or drop it")
     assert state(ws) == before
 
 

@@ -152,7 +152,8 @@ def demo(db, json_path, report_path, quiet):
     from ..report import check_report_target
     if report_path:         # before anything is released: the report may not replace a file that is not one
         check_report_target(report_path, {Path(db).resolve(): "the database",
-                                          Path(json_path).resolve(): "the manifest"})
+                                          Path(json_path).resolve(): "the manifest"},
+                            way_out="or give --report another path")
     adult = resources.files("sqlanon.datasets.adult")
     with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, search_run(str(path), db, quiet) as run:
         run.choose()

@@ -81,7 +81,11 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
             starts = [chosen.levels]
         else:   # a given node: it becomes the released table (the lattice's minimal nodes stay in the manifest)
             minimal = list(run.candidates)
-            chosen = run.use_node(parse_node(start))
+            try:
+                chosen = run.use_node(parse_node(start))
+            except PolicyError as e:        # named --node or node.<qi>, options of other commands
+                part = e.field.split(".", 1)[1] if e.field.startswith("node.") else e.field.partition(" ")[2]
+                raise PolicyError(f"--start {part}".strip(), e.message) from None
             run.candidates = minimal
             starts = [chosen.levels]
         section: dict = {"mode": mode, "max_sensitive": max_sensitive}

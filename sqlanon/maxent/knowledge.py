@@ -281,6 +281,9 @@ def load_knowledge(path) -> Knowledge:
     path = Path(path)
     from .. import files
     text = files.read_text(path, "--knowledge", "knowledge file", files.POLICY_LIMIT)
+    if not text.strip():        # taken for "no knowledge" before: a file emptied by mistake said nothing
+        raise PolicyError("--knowledge", f"{path} is empty; write knowledge: [...] in it (an empty list for none), "
+                          "or leave --knowledge out")
     raw = files.load_yaml(text, path, "--knowledge")     # JSON is YAML too
     return parse_knowledge(raw)
 

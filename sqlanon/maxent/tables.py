@@ -44,7 +44,7 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
     from ..catalog import Catalog, Target, check_targets, new_release_id, policy_hash
     catalog = Catalog(backend)
     targets = [Target(n, kind) for n in names]
-    check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources),
+    check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources), name_field="--name",
                   replace=policy.release.replace if policy is not None else True)
     for n in names:
         backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")   # left by a crashed run
