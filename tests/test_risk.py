@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -193,15 +194,21 @@ def test_node_risk_equals_pandas_on_the_generalized_rows(tmp_path):
     assert got["prosecutor"] == pytest.approx(ref["prosecutor"])
 
 
-def test_journalist_against_a_population_table(tmp_path):
-    frame = pd.read_parquet(ADULT / "adult.parquet")
-    # the population: every person three times, and one extra class absent from the sample
-    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES,
-                        "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'X', 'Y', 'Z')")
+def _census_policy(tmp_path, extra_sql: str) -> Path:
+    """A policy over the Adult table of a DuckDB file that also holds the population `census` (every person
+    three times) and whatever `extra_sql` adds."""
+    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES, extra_sql)
     policy = adult_policy(QIS4, {"k": 2})
     policy["source"] = {"database": str(db), "table": "adult"}
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump(policy))
+    return path
+
+
+def test_journalist_against_a_population_table(tmp_path):
+    frame = pd.read_parquet(ADULT / "adult.parquet")
+    # the population: every person three times, and one extra class absent from the sample
+    path = _census_policy(tmp_path, "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'X', 'Y', 'Z')")
     got = risk_of(str(path), population="census")
     sizes = frame.groupby(QIS4).size()
     assert got["journalist"]["max"] == pytest.approx(1 / (3 * sizes.min()))
@@ -216,12 +223,8 @@ def test_journalist_against_a_population_table(tmp_path):
 def test_a_population_that_matches_no_class_is_refused(tmp_path):
     """A release's table against the raw population: no class matched, and every journalist figure silently
     equalled the prosecutor's (only `population_smaller` in the JSON hinted at it)."""
-    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES, "CREATE TABLE shifted AS SELECT age + 1000 AS age, "
-                        "sex, race, marital_status FROM adult")
-    policy = adult_policy(QIS4, {"k": 2})
-    policy["source"] = {"database": str(db), "table": "adult"}
-    path = tmp_path / "p.yaml"
-    path.write_text(yaml.safe_dump(policy))
+    path = _census_policy(tmp_path, "CREATE TABLE shifted AS SELECT age + 1000 AS age, sex, race, marital_status "
+                                    "FROM adult")
     with pytest.raises(UserError, match=r"^--population: no class of the table occurs in census"):
         risk_of(str(path), table="shifted", population="census")
 
@@ -232,12 +235,8 @@ def test_population_values_no_hierarchy_holds_are_reported_and_judged_on_the_saf
     That keeps journalist risk, k-map and the largest delta-presence on the safe side, but a population class of
     such rows alone holds no sample row, so the smallest delta-presence is 0: it came out above 0 before, and
     nothing said rows were left out. (Refusing such values, tried first, refused every ordinary population.)"""
-    db = adult_database(tmp_path / "census.duckdb", THREE_TIMES,
-                        "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")
-    policy = adult_policy(QIS4, {"k": 2})
-    policy["source"] = {"database": str(db), "table": "adult"}
-    path = tmp_path / "p.yaml"
-    path.write_text(yaml.safe_dump(policy))
+    path = _census_policy(tmp_path, "INSERT INTO census (age, sex, race, marital_status) "
+                                    "VALUES (200, 'Male', 'White', 'Divorced')")
     node = "age=1,sex=0,race=0,marital_status=2"
     got = risk_of(str(path), population="census", node=node)
     assert got["population_left_out"] == {"age": ["200"]}
