@@ -224,7 +224,7 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
     backend = open_backend(policy.source, db)
     try:
         check_manifest(manifest, manifest_path, backend)
-        current = Catalog(backend).latest_release(name) if Catalog(backend).exists() else None
+        current = Catalog(backend).latest_release(name)      # None without a catalog
         if current is not None and manifest.get("release_id") and current.release_id != manifest["release_id"]:
             # an earlier release's limits and node would judge the view released since
             raise ReleaseRefused(f"manifest {manifest_path} is of an earlier release of the view {name} (release_id "
@@ -306,14 +306,11 @@ def recorded_database(manifest: dict, manifest_path) -> str | None:
 
 
 def _database_for(manifest: dict, manifest_path: Path, db) -> Path | None:
-    if db is not None:
-        path = Path(db)
-    elif manifest.get("database"):
-        path = Path(manifest["database"])
-        if not path.is_absolute() and not path.exists():
-            path = manifest_path.resolve().parent / path    # written relative to where sqlanon ran
-    else:
+    """`db`, or the manifest's database (`recorded_database`), which must exist; None when neither is given."""
+    given = db if db is not None else recorded_database(manifest, manifest_path)
+    if given is None:
         return None
+    path = Path(given)
     if not path.exists():
         raise DataError(f"database {path} (the manifest's release database, holding the source table) does not "
                         "exist; give --db")
@@ -328,8 +325,7 @@ def open_manifest_run(manifest_path, db=None, progress=None) -> tuple[Anonymizat
     (the manifest's `database` when the policy names none), files through DuckDB's readers.
     """
     manifest_path = Path(manifest_path)
-    manifest = _read_manifest(manifest_path)
-    check_manifest(manifest, manifest_path)
+    manifest = _read_manifest(manifest_path)      # checked by its caller (`report_from_manifest`)
     raw = copy.deepcopy(manifest["policy"])
     base_dir = Path(manifest.get("policy_dir") or manifest_path.resolve().parent)
     source = dict(raw.get("source") or {})

@@ -108,17 +108,18 @@ class Cells:
     def hidden(self, n) -> bool:
         return self.external and n is not None and 0 < int(n) < self.min_cell
 
+    def _masked(self) -> Markup:
+        return Markup('<span class="count masked" title="fewer than {0}: not shown in an external report">'
+                      '&lt; {0}</span>').format(self.min_cell)
+
     def count(self, n) -> Markup:
         if self.hidden(n):
-            return Markup('<span class="count masked" title="fewer than {0}: not shown in an external report">'
-                          '&lt; {0}</span>').format(self.min_cell)
+            return self._masked()
         return Markup('<span class="count" data-count="{0}">{1}</span>').format(int(n), _fmt(int(n)))
 
     def value(self, x) -> Markup | str:
-        """A statistic of counts (a median class size): masked like a count when it is a small cell."""
-        if self.external and x is not None and 0 < x < self.min_cell:
-            return self.count(1)
-        return _fmt(x)
+        """A statistic of counts (a median class size, at least 1): masked like a count when it is a small cell."""
+        return self._masked() if self.hidden(x) else _fmt(x)
 
     def share(self, n, total) -> str:
         if self.hidden(n) or not total:

@@ -60,15 +60,15 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
     from ..marginals.session import Marginals
 
     progress = progress_for(quiet)
+    if walk_steps < 1:          # before the search, which these options do not change
+        raise PolicyError("--walk-steps", f"must be >= 1; got {walk_steps}")
+    if max_steps is not None and max_steps < 0:         # -1 acted as 0
+        raise PolicyError("--max-steps", f"must be >= 0; got {max_steps}")
     with search_run(policy, db, quiet) as run:
         if not run.searched().minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
                             "privacy models")
         ms = Marginals(run, max_sensitive=max_sensitive, prune=prune, relaxation=relaxation)
-        if walk_steps < 1:
-            raise PolicyError("--walk-steps", f"must be >= 1; got {walk_steps}")
-        if max_steps is not None and max_steps < 0:         # -1 acted as 0
-            raise PolicyError("--max-steps", f"must be >= 0; got {max_steps}")
         listed = ms.policy_marginals()
         mode = search_mode or ("none" if listed else "greedy")
         if listed and search_mode not in (None, "none"):
