@@ -396,7 +396,7 @@ def test_cli_releases_policy_marginals_and_writes_the_manifest(tmp_path):
     assert m["marginals"]["privacy"]["satisfied"] and m["marginals"]["mode"] == "none"
     assert m["marginals"]["kl_divergence"] < m["marginals"]["single_table_kl"]
     assert {"kind": "marginal", "name": "zips", "rows": 3, "attributes": ["zip"], "levels": {"zip": 0},
-            "materialized": "table"} in m["outputs"]
+            "materialized": "table", "count_column": "count"} in m["outputs"]
     assert _relations(db) == ["patients", "rel", "sqlanon_releases", "zips"]
     assert "released marginal zips: 3 rows" in r.output
 
@@ -517,3 +517,28 @@ def test_adult_experiment_on_a_sample(tmp_path):
     assert "relaxed alpha = 0.25" in text
     assert f"| {res['tables'][0]['label']} | " in text and "Where we differ" in text
     assert experiment.plots(res, tmp_path) == ["marginals.png"]
+
+
+def test_a_marginal_over_columns_named_count_counts_in_a_column_of_its_own(tmp_path):
+    """An attribute named ``Count`` (DuckDB matches names whatever their case) and one named ``count_rows``:
+    the count column is ``count_rows_2``, named in the manifest, and every attribute keeps its values."""
+    frame = random_frame(1, 80).rename(columns={"b": "Count", "c": "count_rows"})
+    con = duckdb.connect()
+    con.register("f", frame)
+    con.execute("CREATE TABLE t AS SELECT * FROM f")
+    qis = {"a": QIS["a"], "Count": QIS["b"], "count_rows": QIS["c"]}
+    policy = {"source": {"table": "t"}, "quasi_identifiers": qis, "sensitive": ["s"],
+              "privacy": {"k": 3, "l_diversity": {"variant": "distinct", "l": 2}},
+              "release": {"name": "rel", "marginals": [{"attributes": {"Count": 0, "count_rows": 0}, "name": "m"}]}}
+    run = Anonymization(policy, connection=con)
+    run.choose()
+    ms = Marginals(run)
+    listed = ms.policy_marginals()
+    coll = ms.collection([ms.table(run.chosen.levels), *listed])
+    run.materialize()
+    outs = ms.release(coll, skip=ms.table(run.chosen.levels))
+    assert [o.as_dict()["count_column"] for o in outs] == ["count_rows_2"]
+    got = con.execute('SELECT "Count", count_rows, count_rows_2 FROM m ORDER BY 1, 2').fetchall()
+    want = frame.groupby(["Count", "count_rows"]).size()
+    assert got == [(b, c, int(n)) for (b, c), n in want.items()]
+    run.close()

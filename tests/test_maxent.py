@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import duckdb
 import numpy as np
@@ -14,6 +15,7 @@ from scipy.linalg import null_space
 from scipy.optimize import linprog, lsq_linear
 
 from sqlanon.engine import wrap_connection
+from sqlanon.errors import DataError
 from sqlanon.maxent import InfeasibleKnowledge, MaxEnt, ReleaseTables, parse_knowledge
 from sqlanon.maxent.knowledge import ROW_KNOWLEDGE, Conditional, build_system
 from sqlanon.maxent.solver import presolve, solve
@@ -449,3 +451,47 @@ def test_accuracy_is_the_weighted_kl_of_section_7(toy):
                 kl += len(ss) / 10 * ps * math.log(ps / post[s])
         assert toy.accuracy(r)[key] == pytest.approx(kl, rel=1e-9)
     assert toy.accuracy(r)["estimation_accuracy"] < toy.accuracy(r)["baseline_estimation_accuracy"]
+
+
+@pytest.mark.parametrize("change, message", [
+    # (statement run on Figure 1's tables, the one line refusing them)
+    ("UPDATE t_st SET count = -1 WHERE bucket = 1 AND s = 'Flu'", "1 row(s) of t_st have a count that is NULL"),
+    ("UPDATE t_st SET count = NULL WHERE bucket = 2 AND s = 'HIV'", "1 row(s) of t_st have a count that is NULL"),
+    ("ALTER TABLE t_st ALTER count TYPE DOUBLE; UPDATE t_st SET count = count / 2 WHERE bucket = 3",
+     "3 row(s) of t_st have a count that is NULL, negative or not whole"),
+    ("ALTER TABLE t_st ALTER count TYPE VARCHAR", "column 'count' of t_st is VARCHAR"),
+    ("UPDATE t_st SET bucket = NULL WHERE bucket = 3 AND s = 'HIV'", "1 row(s) of t_st have no bucket"),
+    ("UPDATE t_st SET s = NULL WHERE bucket = 3 AND s = 'HIV'", "1 row(s) of t_st have a NULL s"),
+    ("UPDATE t_qit SET bucket = NULL WHERE pseudonym = 1", "1 row(s) of t_qit have no bucket"),
+    ("UPDATE t_qit SET degree = NULL WHERE pseudonym < 3", "2 row(s) of t_qit have a NULL quasi-identifier"),
+    # a negative row that made a bucket's sum right was left out of it, and the sizes named were not the table's
+    ("INSERT INTO t_st VALUES (1, 'Flu', 1), (1, 'Flu', -1)", "1 row(s) of t_st have a count that is NULL"),
+    ("UPDATE t_st SET count = 3 WHERE bucket = 1 AND s = 'Flu'",
+     "a bucket has 4 record(s) in t_qit and 5 in t_st"),
+])
+def test_hand_made_bucketized_tables_that_no_release_could_be_are_refused(change, message):
+    con = duckdb.connect()
+    rel = release_tables(con, FIGURE1, ["gender", "degree"])
+    con.execute(change)
+    with pytest.raises(DataError, match=re.escape(message)):
+        MaxEnt(wrap_connection(con), rel)
+    con.close()
+
+
+@pytest.mark.parametrize("change", [
+    "INSERT INTO t_st VALUES (1, 'HIV', 0)",                                   # a zero count adds nothing
+    "UPDATE t_st SET count = 1 WHERE bucket = 1 AND s = 'Flu'; INSERT INTO t_st VALUES (1, 'Flu', 1)",  # summed
+    "ALTER TABLE t_st ALTER count TYPE DECIMAL(9, 2)",                         # whole numbers of another type
+])
+def test_hand_made_bucketized_tables_read_as_anatomy_reads_them(change):
+    con = duckdb.connect()
+    want = MaxEnt(wrap_connection(con), release_tables(con, FIGURE1, ["gender", "degree"]))
+    con2 = duckdb.connect()
+    rel = release_tables(con2, FIGURE1, ["gender", "degree"])
+    con2.execute(change)
+    got = MaxEnt(wrap_connection(con2), rel)
+    assert got.problem.N == want.problem.N == 10
+    for cells in ("cell_b", "cell_q", "cell_s", "cell_nq", "cell_ns"):
+        assert np.array_equal(getattr(got.problem, cells), getattr(want.problem, cells))
+    con.close()
+    con2.close()

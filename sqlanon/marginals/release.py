@@ -3,10 +3,11 @@
 
 A marginal named ``<release>__marginal_<i>`` (or the name given in the policy) has one column per
 attribute, holding its label at the marginal's level (the source column's name; the sensitive
-attribute as it is), and ``count``, the rows of that combination; it is one GROUP BY over the source
-(`marginal_select.sql`). All marginals are built under temporary names and swapped in by one
-transaction with the marginals of an earlier run of the same release that this one does not write
-again dropped, so a failed run leaves the previous set, never a mix.
+attribute as it is), and ``count``, the rows of that combination (``count_rows``, or ``count_rows_2`` and on,
+when an attribute already has that name in any case: `count_column`; the manifest's output names it as
+``count_column``); it is one GROUP BY over the source (`marginal_select.sql`). All marginals are built under
+temporary names and swapped in by one transaction with the marginals of an earlier run of the same release
+that this one does not write again dropped, so a failed run leaves the previous set, never a mix.
 
 A marginal is a table even beside a view release (`materialize: view`): the collection's privacy (maxent
 l-diversity over all its marginals, Kifer & Gehrke) is judged once, on the rows read at the release, and no
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
+from ..catalog import _ASCII_LOWER, Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
 from ..errors import PolicyError
 from ..frequency import source_changed
 from ..release import Companion, Output, _drop_quietly, _drop_stale, check_as_judged
@@ -33,10 +34,26 @@ from .collection import Marginal
 class MarginalOutput(Output):
     levels: dict = field(default_factory=dict)
     materialized: str = "table"
+    count_column: str = "count"
 
     def as_dict(self) -> dict:
         return {"kind": "marginal", "name": self.name, "rows": self.rows, "attributes": list(self.levels),
-                "levels": dict(self.levels), "materialized": self.materialized}
+                "levels": dict(self.levels), "materialized": self.materialized, "count_column": self.count_column}
+
+
+def count_column(attributes) -> str:
+    """The name of a marginal's count column: ``count``, unless an attribute is named so (in any case: DuckDB
+    and Spark match column names whatever the case of their ASCII letters), then the first of ``count_rows``,
+    ``count_rows_2``, ``count_rows_3``, ... that no attribute is named.
+
+    Examples:
+        >>> count_column(["age", "sex"]), count_column(["Count"]), count_column(["count", "COUNT_ROWS"])
+        ('count', 'count_rows', 'count_rows_2')
+    """
+    taken = {a.translate(_ASCII_LOWER) for a in attributes} | {a.lower() for a in attributes}
+    candidates = ["count", "count_rows"] + [f"count_rows_{i}" for i in range(2, len(taken) + 3)]
+    return next(c for c in candidates if c not in taken)
+
 
 
 def marginal_names(release_name: str, marginals: list[Marginal]) -> list[str]:
@@ -71,8 +88,7 @@ class MarginalRelease(Companion):
         run = session.run
         self.b = run.backend
         self.names = marginal_names(run.policy.release.name, self.marginals)
-        self.count_cols = {n: ("count" if "count" not in m.attributes else "count_rows")
-                           for n, m in zip(self.names, self.marginals)}
+        self.count_cols = {n: count_column(m.attributes) for n, m in zip(self.names, self.marginals)}
         self.temps = [f"{n}__sqlanon_tmp" for n in self.names]
 
     def targets(self) -> list[Target]:
@@ -112,7 +128,7 @@ class MarginalRelease(Companion):
         out = []
         for m, n in zip(self.marginals, self.names):
             rows = int(self.b.fetchrow("count_rows.sql", relation=n)[0])
-            out.append(MarginalOutput("marginal", n, rows, m.as_dict()))
+            out.append(MarginalOutput("marginal", n, rows, m.as_dict(), count_column=self.count_cols[n]))
         return out
 
 

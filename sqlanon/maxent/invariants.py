@@ -21,6 +21,7 @@ the closed form of Theorem 5, P(q, s, b) = P(q, b) P(s, b) / P(b) (`Problem.clos
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,6 +135,9 @@ class Problem:
         return A, rhs
 
 
+_NUMERIC = re.compile(r"INT|DECIMAL|NUMERIC|DOUBLE|FLOAT|REAL", re.IGNORECASE)
+
+
 def _check_release_columns(backend, release: ReleaseTables) -> None:
     qit = dict(backend.columns(release.qit))
     st = dict(backend.columns(release.st))
@@ -149,6 +153,20 @@ def _check_release_columns(backend, release: ReleaseTables) -> None:
         if c not in st:
             raise DataError(f"{release.st} has no column '{c}'; a bucketized release's sensitive table holds "
                             f"bucket, {release.sensitive}, count")
+    if not _NUMERIC.search(st["count"]):
+        raise DataError(f"column 'count' of {release.st} is {st['count']}; a bucketized release's sensitive table "
+                        "counts the records of each (bucket, value) in whole numbers")
+    faults = dict(zip(("qit_bucket", "qit_value", "st_bucket", "st_value", "st_count"),
+                      backend.fetchone("maxent_tables_check.sql", qit=release.qit, st=release.st,
+                                       qis=list(release.quasi_identifiers), sensitive=release.sensitive)))
+    for fault, what in (("qit_bucket", f"of {release.qit} have no bucket"),
+                        ("qit_value", f"of {release.qit} have a NULL quasi-identifier"),
+                        ("st_bucket", f"of {release.st} have no bucket"),
+                        ("st_value", f"of {release.st} have a NULL {release.sensitive}"),
+                        ("st_count", f"of {release.st} have a count that is NULL, negative or not whole")):
+        if faults[fault]:
+            raise DataError(f"{faults[fault]:,} row(s) {what}; a bucketized release gives every record a bucket "
+                            "and its values, and counts each (bucket, value) in whole numbers")
     if release.truth is not None:
         truth = dict(backend.columns(release.truth))
         for c in release.quasi_identifiers + [release.sensitive]:
