@@ -96,7 +96,7 @@ translate({{ expr }}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'
    unreported, though the frequency set's join on the text dropped them. #}
 {% macro uncovered_texts(source, column, table) -%}
 SELECT t."v"
-FROM (SELECT CAST({{ column | ident }} AS VARCHAR) AS "v" FROM {{ source | ident }} WHERE {{ column | ident }} IS NOT NULL) AS t
+FROM (SELECT CAST({{ column | ident }} AS VARCHAR) AS "v" FROM {{ source | relation }} WHERE {{ column | ident }} IS NOT NULL) AS t
 LEFT JOIN {{ table | ident }} AS known ON known."value" = t."v"
 WHERE known."value" IS NULL
 {%- endmacro %}
@@ -113,7 +113,7 @@ SELECT
     src.{{ entity | ident }} AS "e",
 {% endif %}
     {% if distinct_rows %}CAST(src.{{ weight | ident }} AS BIGINT){% elif weight %}CAST(SUM(src.{{ weight | ident }}) AS BIGINT){% else %}COUNT(*){% endif %} AS "cnt"
-FROM {{ source | ident }} AS src
+FROM {{ source | relation }} AS src
 {% for q in qis %}
 {{ map_join("JOIN", q.map_table | ident, "m%d" % loop.index0, "src." ~ (q.name | ident), joins.get(q.name)) }}
 {% endfor %}

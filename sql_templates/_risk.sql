@@ -8,7 +8,7 @@ SELECT
     {% if k.map_table %}m{{ loop.index0 }}.{{ ('l%d' % k.level) | ident }}{% else %}src.{{ k.column | ident }}{% endif %} AS {{ ('k%d' % loop.index0) | ident }},
 {% endfor %}
     {% if entity %}COUNT(DISTINCT src.{{ entity | ident }}){% else %}COUNT(*){% endif %} AS "size"
-FROM {{ relation | ident }} AS src
+FROM {{ relation | relation }} AS src
 {% for k in keys %}
 {% if k.map_table %}
 JOIN {{ k.map_table | ident }} AS m{{ loop.index0 }}

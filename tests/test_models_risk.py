@@ -242,6 +242,18 @@ def test_kmap_against_a_population_table(census_db, suppression):
     assert kmap.minimal and len(reference.satisfying) < kmap.lattice.size
 
 
+def test_a_population_in_another_schema(tmp_path):
+    """`schema.table` as the population: its name was quoted as one identifier ('"people.census"'), so k-map and
+    delta-presence stopped with the database's Catalog Error."""
+    db = adult_database(tmp_path / "schema.duckdb", THREE_TIMES, "CREATE SCHEMA people",
+                        "CREATE TABLE people.census AS SELECT * FROM census", "DROP TABLE census")
+    search = _searcher(db, 0.0)
+    k2 = search({"k": 2})
+    assert search({"k_map": {"k": 6, "population": "people.census"}}).minimal == k2.minimal
+    presence = search({"k": 2, "delta_presence": {"delta_max": 0.34, "population": "people.census"}})
+    assert presence.minimal == k2.minimal
+
+
 def test_kmap_population_must_be_covered_by_the_hierarchies(census_db, tmp_path):
     db = adult_database(tmp_path / "c.duckdb", "SELECT * FROM adult",
                         "INSERT INTO census (age, sex, race, marital_status) VALUES (200, 'Male', 'White', 'Divorced')")

@@ -250,6 +250,20 @@ def test_population_values_no_hierarchy_holds_are_reported_and_judged_on_the_saf
                                                  node="age=0,sex=0,race=0,marital_status=2")
 
 
+def test_a_population_in_another_schema_gives_the_same_figures(tmp_path):
+    """`--population people.census` was quoted as one identifier: the Catalog Error of the database after the
+    checks had found the table."""
+    path = _census_policy(tmp_path, "INSERT INTO census (age, sex, race, marital_status) VALUES "
+                                    "(200, 'Male', 'White', 'Divorced'); CREATE SCHEMA people; "
+                                    "CREATE TABLE people.census AS SELECT * FROM census")
+    node = "age=1,sex=0,race=0,marital_status=2"
+    for options in ({}, {"node": node}):
+        got = risk_of(str(path), population="people.census", **options)
+        assert got == risk_of(str(path), population="census", **options)
+        assert got["journalist"]["max"] > 0
+    assert risk_of(str(path), population="people.census", node=node)["population_left_out"] == {"age": ["200"]}
+
+
 def test_risk_command_json_and_bad_input(tmp_path):
     path = _policy_file(tmp_path)
     out = tmp_path / "risk.json"
