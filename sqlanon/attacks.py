@@ -221,6 +221,9 @@ class AttackReport:
     groups: list[str] | None = None  # similarity: the semantic groups
     examples: list[BlockExposure] = field(default_factory=list)
     by_disclosed: dict[str, int] = field(default_factory=dict)   # exposed rows per disclosed value / group
+    # whether the node satisfies the policy: when not, no release of it exists and every class was read, the
+    # failing ones included (with a budget they would be suppressed only if the rest satisfied)
+    satisfied: bool = True
 
     @property
     def affected(self) -> bool:
@@ -230,7 +233,8 @@ class AttackReport:
         out = {"attack": self.attack, "sensitive": self.sensitive, "levels": dict(self.levels),
                "threshold": self.threshold, "blocks": self.blocks, "rows": self.rows,
                "affected_blocks": self.affected_blocks, "exposed_rows": self.exposed_rows,
-               "suppressed_rows": self.suppressed_rows, "by_disclosed": dict(self.by_disclosed),
+               "suppressed_rows": self.suppressed_rows, "satisfied": self.satisfied,
+               "by_disclosed": dict(self.by_disclosed),
                "examples": [e.as_dict() for e in self.examples]}
         if self.groups is not None:
             out["groups"] = list(self.groups)
@@ -267,25 +271,25 @@ def check_levels(run, levels: dict[str, int]) -> dict[str, int]:
 
 
 def _released_counts(run, levels: dict[str, int], sensitive: str):
-    """Block codes and sensitive counts of the node's released blocks, and the rows suppressed.
+    """Block codes and sensitive counts of the node's released blocks, the rows suppressed, and whether the
+    node satisfies the policy.
 
     Counts come from the database (`fs.node_counts`: one GROUP BY over the frequency set). With a
     suppression budget the blocks the policy's models fail are suppressed in the release, so they are
-    left out here (matched to the checker's result by block codes).
+    left out here (matched to the checker's result by block codes). A node that does not satisfy the policy
+    has no release: every block is read, and the caller says so.
     """
     counts = run.fs.node_counts(levels, sensitive=[sensitive])
     codes, mat = counts.block_codes, counts.sensitive[sensitive]
-    if run.checker.budget == 0:
-        return codes, mat, 0
     res = run.evaluate(levels)
-    if not res.suppressed_rows or not res.satisfied:
-        return codes, mat, 0
+    if run.checker.budget == 0 or not res.suppressed_rows or not res.satisfied:
+        return codes, mat, 0, bool(res.satisfied)
     if len(res.counts.block_codes) == len(codes) and np.array_equal(res.counts.block_codes, codes):
         keep = res.ok
     else:   # align by block codes (the queries should return the same order; do not rely on it)
         ok_by_code = {tuple(c): bool(o) for c, o in zip(res.counts.block_codes.tolist(), res.ok.tolist())}
         keep = np.array([ok_by_code[tuple(c)] for c in codes.tolist()], dtype=bool)
-    return codes[keep], mat[keep], int(res.suppressed_rows)
+    return codes[keep], mat[keep], int(res.suppressed_rows), True
 
 
 def _labeler(run, levels: dict[str, int]):
@@ -306,7 +310,7 @@ def _labeler(run, levels: dict[str, int]):
 
 
 def _report(run, attack, sens, levels, codes, mat, exposed, disclosed_codes, disclosed_names, share,
-            threshold, suppressed, examples, groups=None) -> AttackReport:
+            threshold, suppressed, satisfied, examples, groups=None) -> AttackReport:
     sizes = mat.sum(axis=1)
     by = {}
     if exposed.any():
@@ -320,7 +324,7 @@ def _report(run, attack, sens, levels, codes, mat, exposed, disclosed_codes, dis
         shown = [BlockExposure(label(codes[i]), int(sizes[i]), disclosed_names[int(disclosed_codes[i])],
                                float(share[i])) for i in idx]
     return AttackReport(attack, sens.name, dict(levels), float(threshold), int(len(sizes)), int(sizes.sum()),
-                        int(exposed.sum()), int(sizes[exposed].sum()), suppressed, groups, shown, by)
+                        int(exposed.sum()), int(sizes[exposed].sum()), suppressed, groups, shown, by, satisfied)
 
 
 def homogeneity_attack(run, levels: dict[str, int], threshold: float = 1.0, sensitive: str | None = None,
@@ -331,11 +335,11 @@ def homogeneity_attack(run, levels: dict[str, int], threshold: float = 1.0, sens
         raise PolicyError("threshold", f"must be a share in (0, 1], for example 0.95; got {threshold!r}")
     sens = sensitive_attribute(run, sensitive)
     levels = check_levels(run, levels)
-    codes, mat, suppressed = _released_counts(run, levels, sens.name)
+    codes, mat, suppressed, satisfied = _released_counts(run, levels, sens.name)
     exposed = homogeneous_blocks(mat, threshold)
     names = [str(v) for v in sens.domain.values]
     return _report(run, "homogeneity", sens, levels, codes, mat, exposed, dominant_value(mat), names,
-                   top_share(mat), threshold, suppressed, examples)
+                   top_share(mat), threshold, suppressed, satisfied, examples)
 
 
 def similarity_attack(run, levels: dict[str, int], groups=None, sensitive: str | None = None, level: int = 1,
@@ -351,11 +355,12 @@ def similarity_attack(run, levels: dict[str, int], groups=None, sensitive: str |
     if groups is None:
         groups = _policy_taxonomy(run, sens.name)   # a CSV gives the groups their names
     codes_g, names = resolve_groups(sens.domain, groups, level)
-    codes, mat, suppressed = _released_counts(run, levels, sens.name)
+    codes, mat, suppressed, satisfied = _released_counts(run, levels, sens.name)
     gc = group_counts(mat, codes_g)
     exposed = (gc > 0).sum(axis=1) == 1
-    return _report(run, "similarity", sens, levels, codes, mat, exposed, gc.argmax(axis=1) if gc.size else
-                   np.zeros(len(mat), dtype=np.int64), names, top_share(gc), 1.0, suppressed, examples, names)
+    disclosed = gc.argmax(axis=1) if gc.size else np.zeros(len(mat), dtype=np.int64)
+    return _report(run, "similarity", sens, levels, codes, mat, exposed, disclosed, names, top_share(gc), 1.0,
+                   suppressed, satisfied, examples, names)
 
 
 def _policy_taxonomy(run, name: str) -> Path | None:

@@ -7,6 +7,7 @@ import json
 import duckdb
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -251,6 +252,27 @@ def test_cli_attack_manifest_and_table(hospital_dir_copy, tmp_path):
     assert r.exit_code == 0, r.output
     assert "table hospital_release: 3 blocks, 12 rows" in r.output
     assert "4 rows, all Cancer" in r.output
+
+
+@pytest.mark.parametrize("privacy, budget_text", [({"k": 5, "max_suppression": 0.34}, " within its suppression "
+                                                     "budget of 4 rows"), ({"k": 5}, "")])
+def test_cli_attack_on_a_node_that_fails_says_no_release_of_it_exists(hospital_dir_copy, privacy, budget_text):
+    """A node over its budget (every class of one row, 12 rows failing against a budget of 4): every class is
+    read, and the command printed "12 rows" beside no word that the node cannot be released."""
+    path = hospital_dir_copy / "failing.yaml"
+    raw = yaml.safe_load((hospital_dir_copy / "hospital_k4.yaml").read_text())
+    path.write_text(yaml.safe_dump({**raw, "privacy": privacy}))
+    args = ["attack", str(path), "--node", "zip_code=0,age=0,nationality=0"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "node zip_code=0, age=0, nationality=0: 12 blocks, 12 rows; sensitive condition" in r.output
+    assert (f"note: this node does not satisfy the policy{budget_text}, so no release of it exists: every class "
+            "is attacked, the failing ones included") in r.output
+    data = json.loads(CliRunner().invoke(main, args + ["--json", "-", "-q"]).output)
+    assert [(a["satisfied"], a["suppressed_rows"], a["rows"]) for a in data["nodes"][0]["attacks"]] == \
+        [(False, 0, 12)] * 2        # homogeneity: all rows equal, and one value >= 95 %
+    r = CliRunner().invoke(main, ["attack", str(path), "--node", "zip_code=2,age=2,nationality=1"])   # one class
+    assert r.exit_code == 0 and "note:" not in r.output, r.output
 
 
 @pytest.mark.parametrize("args, field", [

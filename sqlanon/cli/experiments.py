@@ -129,6 +129,11 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
                 click.echo(f"{where}: {r0.blocks:,} blocks, {r0.rows:,} rows"
                            + (f" ({r0.suppressed_rows:,} suppressed)" if r0.suppressed_rows else "")
                            + f"; sensitive {sens.name}")
+                if not r0.satisfied:
+                    budget = (f" within its suppression budget of {run.checker.budget:,} rows"
+                              if run.checker.budget else "")
+                    click.echo(f"  note: this node does not satisfy the policy{budget}, so no release of it exists: "
+                               "every class is attacked, the failing ones included")
                 for r in node_reports:
                     click.echo("\n".join(_describe(r, show)))
         summary = []
