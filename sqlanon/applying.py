@@ -130,8 +130,10 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
     if name:
         raw.setdefault("release", {})["name"] = name
     db = db or recorded_database(manifest, manifest_path) or ":memory:"
+    policy = load_policy(raw, base_dir=base_dir)
+    policy.origin = f"the manifest {manifest_path}"
     try:
-        run = Anonymization(load_policy(raw, base_dir=base_dir), db=db)
+        run = Anonymization(policy, db=db)
     except UnknownValues as e:
         raise unknown_values_refused(e) from None
     except MissingColumn as e:

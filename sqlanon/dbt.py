@@ -106,7 +106,7 @@ def model_sql(run, dialect: str, source_name: str, table: str) -> str:
         raise PolicyError("quasi_identifiers", f"a hierarchy label contains {_SOURCE_PLACEHOLDER}; rename it")
     call = "{{ source(" + json.dumps(source_name) + ", " + json.dumps(table) + ") }}"
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
-    header = (f"-- written by sqlanon dbt: the release of {run.policy.path or 'a policy'} at {levels}; regenerate, "
+    header = (f"-- written by sqlanon dbt: the release of {run.policy.described} at {levels}; regenerate, "
               "do not edit\n")
     return (f"{{{{ config(materialized='{materialized}') }}}}\n"
             + _raw(header + parts[0]) + call + _raw(parts[1]) + "\n")

@@ -102,6 +102,16 @@ class Policy:
     privacy_model: Any = None
     # the whole policy validated (sqlanon.policy_model.PolicyModel)
     model: Any = None
+    # where a policy without a file came from, for the headers of generated SQL ("the manifest m.json")
+    origin: str | None = None
+
+    @property
+    def described(self) -> str:
+        """The policy as the headers of generated SQL name it: ``policy p.yaml``, ``the policy of the manifest
+        m.json``, or ``a policy given as a dict``."""
+        if self.path is not None:
+            return f"policy {self.path}"
+        return f"the policy of {self.origin}" if self.origin else "a policy given as a dict"
 
     @property
     def qi_names(self) -> list[str]:

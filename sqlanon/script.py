@@ -117,7 +117,7 @@ def view_script(run, dialect: str | None = None, source: str | None = None) -> s
     policy = run.policy
     dialect = dialect or _engine_dialect(policy.source.engine)
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
-    lines = [(f"-- sqlanon: the view release {policy.release.name} of policy {policy.path or '(dict)'} at {levels}, "
+    lines = [(f"-- sqlanon: the view release {policy.release.name} of {policy.described} at {levels}, "
               f"in the {dialect} dialect"),
              "-- It creates the self-enforcing view: at every read it generalizes the live source, measures every",
              "-- class and returns only rows of classes that satisfy the policy (values unknown to the mapping",
@@ -141,7 +141,7 @@ def release_script(run, dialect: str = templates.TEMPLATE_DIALECT, source: str |
     """What `sqlanon sql` prints: comments saying what the statement is, then the statement."""
     policy, result = run.policy, run.chosen.result
     levels = ", ".join(f"{k}={v}" for k, v in run.chosen.levels.items())
-    lines = [f"-- sqlanon: the release of policy {policy.path or '(dict)'} at {levels}, in the {dialect} dialect",
+    lines = [f"-- sqlanon: the release of {policy.described} at {levels}, in the {dialect} dialect",
              "-- Run it as it is on a database holding the source table: it creates nothing, and its rows are",
              "-- the released rows. Mapping tables are inline (VALUES): base value, label and code at the chosen "
              "level."]

@@ -41,7 +41,7 @@ def policy_sql(run, dialect: str) -> str:
     fs, policy = run.fs, run.policy
     src = policy.source
     source = src.table if src.kind == "table" else fs.source
-    out = [f"-- sqlanon: SQL for policy {policy.path or '(dict)'} in the {dialect} dialect"]
+    out = [f"-- sqlanon: SQL for {policy.described} in the {dialect} dialect"]
     if source == fs.source:
         out.append(f"-- {fs.source} stands for the source ({src.kind}: {src.path or src.query})")
     staged = fs.staged_name

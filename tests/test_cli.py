@@ -153,6 +153,7 @@ def test_sql_from_a_manifest_is_the_released_transformation_without_a_search(tmp
     release = lambda out: out.split("-- the release: the generalizing SELECT")[1]  # noqa: E731
     assert release(from_manifest.output) == release(from_policy.output)
     assert "-- the chosen node's per-block counts (zip_code=1, age=1, nationality=1)" in from_manifest.output
+    assert from_manifest.output.startswith(f"-- sqlanon: SQL for the policy of the manifest {manifest} in the postgres")
     bad = _invoke(["sql", str(tmp_path / "missing.json")])
     assert bad.exit_code == 2 and "MANIFEST" in bad.output and "Traceback" not in bad.output
 

@@ -124,6 +124,10 @@ def test_the_script_from_a_policy_is_the_manifests(released, tmp_path):
         return text[text.index("\nWITH"):]
 
     assert body(from_policy.output) == body(_script(released["hospital_k5_suppressed"][0], "postgres"))
+    # the header names where each came from (a manifest's said "policy (dict)")
+    assert from_policy.output.startswith(f"-- sqlanon: the release of policy {policy} at ")
+    manifest = released["hospital_k5_suppressed"][0]
+    assert _script(manifest, "postgres").startswith(f"-- sqlanon: the release of the policy of the manifest {manifest} at ")
 
 
 def test_labels_are_escaped_literals(released):
