@@ -17,10 +17,10 @@ WITH ranked AS (
         src.{{ c | ident }},
 {% endfor %}
         src.{{ sensitive | ident }},
-        g."value" AS "__value",
-        g."start",
-        g."cap",
-        g."counted",
+        g."value" AS "__sqlanon_value",
+        g."start" AS "__sqlanon_start",
+        g."cap" AS "__sqlanon_cap",
+        g."counted" AS "__sqlanon_counted",
         ROW_NUMBER() OVER (
             PARTITION BY g."value"
             ORDER BY md5(concat_ws(chr(31), CAST(? AS VARCHAR), g."value"{% for c in qis %}, CAST(src.{{ c | ident }} AS VARCHAR){% endfor %}))
@@ -28,23 +28,24 @@ WITH ranked AS (
                    , src.{{ c | ident }}
 {% endfor %}
                    , CAST(src.{{ sensitive | ident }} AS VARCHAR)
-        ) - 1 AS "r"
+        ) - 1 AS "__sqlanon_r"
     FROM {{ source | ident }} AS src
     JOIN ({{ anatomy_values(source, sensitive) }}) AS v ON v."typed" = src.{{ sensitive | ident }}
     JOIN {{ groups | ident }} AS g ON g."value" = v."value"
 ), placed AS (
     SELECT *,
-           CASE WHEN "counted" THEN ("start" + "r") % {{ m | int }} ELSE "r" % {{ m | int }} END + 1 AS "planned"
+           CASE WHEN "__sqlanon_counted" THEN ("__sqlanon_start" + "__sqlanon_r") % {{ m | int }}
+                ELSE "__sqlanon_r" % {{ m | int }} END + 1 AS "__sqlanon_planned"
     FROM ranked
-    WHERE ("counted" AND "r" < "cap" AND "start" + "r" < {{ limit | int }})
+    WHERE ("__sqlanon_counted" AND "__sqlanon_r" < "__sqlanon_cap" AND "__sqlanon_start" + "__sqlanon_r" < {{ limit | int }})
 {% if spread %}
-       OR NOT "counted"
+       OR NOT "__sqlanon_counted"
 {% endif %}
 ), kept AS (
-    SELECT *, DENSE_RANK() OVER (ORDER BY "planned") AS "bucket"
+    SELECT *, DENSE_RANK() OVER (ORDER BY "__sqlanon_planned") AS "bucket"
     FROM placed
 {% if keep %}
-    WHERE "planned" IN (SELECT "bucket" FROM {{ keep | ident }})
+    WHERE "__sqlanon_planned" IN (SELECT "bucket" FROM {{ keep | ident }})
 {% endif %}
 )
 SELECT
@@ -56,6 +57,6 @@ SELECT
     ROW_NUMBER() OVER (
         ORDER BY "bucket"{% for c in qis %}, {{ c | ident }}{% endfor %},
                  md5(concat_ws(chr(31), CAST(? AS VARCHAR){% for c in qis %}, CAST({{ c | ident }} AS VARCHAR){% endfor %})),
-                 "__value", CAST({{ sensitive | ident }} AS VARCHAR)
+                 "__sqlanon_value", CAST({{ sensitive | ident }} AS VARCHAR)
     ) AS "pseudonym"
 FROM kept

@@ -79,6 +79,26 @@ def test_bucketize_is_distinct_l_diverse(adult_con, exact, not_counted):
         assert rel.left_out["not_counted"] == 0 and rel.rows > 4 * rel.buckets
 
 
+@pytest.mark.parametrize("qi, sensitive", [("start", "s"), ("r", "s"), ("cap", "s"), ("counted", "s"),
+                                            ("planned", "s"), ("__value", "s"), ("age", "r"), ("age", "start")])
+def test_bucketize_whatever_the_columns_are_named(qi, sensitive):
+    """The assignment's work columns (start, cap, counted, r, planned, __value) had bare names beside the user's:
+    a quasi-identifier named like one of them was read in its place, and buckets of one value were released with
+    exit 0 and the word that each held l distinct values (a sensitive column named r: a Binder Error)."""
+    con = duckdb.connect()
+    con.execute(f'CREATE TABLE t AS SELECT (i * 7919) % 1000 AS "{qi}", '
+                f'[\'p\', \'q\', \'r\', \'u\', \'v\'][1 + (i * i) % 5] AS "{sensitive}" FROM range(200) r(i)')
+    rel = bucketize(wrap_connection(con), "t", [qi], sensitive, 3, "b")
+    buckets = _buckets(con, "b", sensitive)
+    assert len(buckets) == rel.buckets > 0
+    for counts in buckets.values():
+        assert len(counts) >= 3 and max(counts.values()) == 1
+    assert rel.rows + sum(rel.left_out.values()) == 200
+    assert con.execute(f'SELECT COUNT(*) FROM (SELECT "{qi}", "{sensitive}" FROM b_qit JOIN b_private USING '
+                       f'(pseudonym) EXCEPT ALL SELECT "{qi}", "{sensitive}" FROM t)').fetchone()[0] == 0
+    con.close()
+
+
 def test_bucketize_counts_equal_values_written_apart_once():
     """0.0 and -0.0 are one value of the DOUBLE column (the engine's COUNT(DISTINCT) says so): with three values in
     all, no bucket holds 4 distinct values. (Grouped by their text, the zeros were two values, and buckets of
