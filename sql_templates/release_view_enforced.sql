@@ -140,6 +140,12 @@ WITH "__sqlanon_g" AS (
     {{ map_join("LEFT JOIN", maps[qi.name] | relation, "m%d" % qi.index, "src." ~ (col | ident), joins.get(col)) }}
 {% endif %}
 {% endfor %}
+{% if sensitive_columns %}
+    {# a row without a sensitive value is withheld: it could not be judged (a release refuses NULLs), and counted
+       as a value it would pass for a second distinct one beside the class's only known value #}
+    WHERE {% for c in sensitive_columns %}src.{{ c | ident }} IS NOT NULL{% if not loop.last %} AND {% endif %}{% endfor %}
+
+{% endif %}
 )
 {% for s in sens %}
 {% set j = s.j %}

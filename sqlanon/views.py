@@ -73,7 +73,7 @@ class Enforcement:
     def context(self) -> dict:
         sens = [s for s in self.sens if any(v is not None for v in
                                             (s.distinct, s.entropy, s.recursive, s.t_equal, s.t_ordered))]
-        return {"k": self.k, "sens": sens}
+        return {"k": self.k, "sens": sens, "sensitive_columns": [s.col for s in self.sens]}
 
 
 def _refuse(field_name: str, what: str) -> PolicyError:
