@@ -541,13 +541,8 @@ class Anonymization:
         from .catalog import json_default
         path = Path(path) if path is not None else self.default_manifest_path()
         text = json.dumps(self.manifest(), indent=2, default=json_default)
-        tmp = path.with_name(path.name + ".sqlanon_tmp")
-        try:
-            tmp.write_text(text + "\n", encoding="utf-8")
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        from .files import write_atomically
+        write_atomically(path, text + "\n")
         return path
 
     def _build_manifest(self) -> dict:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from sqlglot import exp
 
 from . import templates
 from .errors import PolicyError, UserError
+from .files import write_atomically
 from .models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -261,10 +261,6 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
         if _digest(path.read_text(encoding="utf-8")) != marker[key]:
             raise UserError(f"--project: {path} was edited since sqlanon dbt wrote it; move it away (or restore "
                             "it) to regenerate")
-    for path in (*files, project / MARKER):
-        if _tmp(path).exists() or _tmp(path).is_symlink():
-            raise UserError(f"--project: {_tmp(path)} exists (sqlanon dbt writes there first: a run stopped "
-                            "half-way, or a file of yours); move it away")
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,11 +272,5 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
     return list(files)
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(path.name + ".sqlanon_tmp")
-
-
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = _tmp(path)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, text)

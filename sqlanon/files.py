@@ -9,7 +9,9 @@ naming the field and the file, so the CLI prints one line and exits 2.
 from __future__ import annotations
 
 import codecs
+import os
 import stat
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -117,3 +119,23 @@ def load_yaml(text: str, path: Path | str, field: str):
         where = f" at line {mark.line + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise PolicyError(field, f"{path} is not valid YAML{where}: {problem}") from None
+
+
+def temporary_file(path: Path) -> Path:
+    """A new empty file beside `path`, created for this write alone, to write and then rename over `path`: a
+    fixed name (``path.tmp``, ``path.sqlanon_tmp``) could be a user's file, and was overwritten and removed."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sqlanon_tmp", dir=path.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a `temporary_file` renamed over it: a reader sees the old file or the new
+    one, never half of it, and a failure leaves the old file and no temporary one."""
+    tmp = temporary_file(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

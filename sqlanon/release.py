@@ -50,6 +50,7 @@ from .checker import NodeResult
 from .engine import Backend
 from .engines.dialects import compared_type
 from .errors import DataError, PolicyError
+from .files import temporary_file
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
@@ -136,15 +137,14 @@ RELEASE_OBJECTS = ("table", "view", "map", "suppressed", "marginal", "marginal_m
 
 
 def release_targets(policy: Policy, fs: FrequencySet, result: NodeResult) -> list[Target]:
-    """What a release writes into the database: the table, or the view with its mapping tables (and its
-    suppressed blocks when there are any)."""
+    """What a release writes into the database: the table, or the view with its mapping tables. (A view once
+    listed a table of its suppressed blocks, which it never wrote: the view judges every class at read time.
+    That name, recorded as the release's, let a later run drop a user's table of that name; earlier catalogs
+    may still hold such rows, kind ``suppressed``.)"""
     name, kind = policy.release.name, policy.release.materialize
     if kind == "table":
         return [Target(name, "table")]
-    out = [Target(name, "view")] + [Target(f"{name}__map_{q.index}", "map") for q in fs.qis]
-    if result.suppressed_rows:
-        out.append(Target(f"{name}__suppressed", "suppressed"))
-    return out
+    return [Target(name, "view")] + [Target(f"{name}__map_{q.index}", "map") for q in fs.qis]
 
 
 def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = False) -> None:
@@ -180,6 +180,9 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
     check_exports(policy, b, catalog, force)
     stale = leftovers(catalog, name, targets, RELEASE_OBJECTS)
+    # rows of kind `suppressed` name tables no release ever wrote (see `release_targets`): their catalog rows
+    # are closed, and a relation of that name, which can only be a user's, is left alone
+    never_written = set(leftovers(catalog, name, targets, ("suppressed",)))
     release_id = release_id or new_release_id()
 
     def recheck() -> None:
@@ -204,7 +207,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                        node=dict(result.levels), manifest=data, dropped=stale)
 
     if kind == "table":
-        tmp = f"{name}__sqlanon_tmp"
+        tmp = templates.temporary_relation(name)
         supp = fs.create_suppressed_table(result)
         # from the staged source when the preparation kept it (`FrequencySet._keep_staged`): the same rows
         ctx = _select_context(policy, fs, result, None, supp, fs.staged, joins=fs.joins)
@@ -220,7 +223,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 b.execute("rename_table.sql", old=tmp, new=name)
                 for c in companions:
                     c.swap()
-                _drop_stale(b, catalog, stale)
+                _drop_stale(b, catalog, [n for n in stale if n not in never_written])
                 record(rows)
         except BaseException:
             _drop_quietly(b, tmp)
@@ -245,7 +248,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 views.create_view(b, name, policy, fs, release_columns(policy, fs, result.levels), maps, source)
                 for c in companions:
                     c.swap()
-                _drop_stale(b, catalog, stale)
+                _drop_stale(b, catalog, [n for n in stale if n not in never_written])
                 record()
         except BaseException:
             for c in companions:
@@ -350,7 +353,7 @@ def export(b: Backend, relation: str, path: Path) -> Output:
     """Write the release to Parquet or CSV (by the engine), to a temporary file then renamed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".sqlanon_tmp")
+    tmp = temporary_file(path)
     fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
     try:
         b.export(relation, tmp, fmt)

@@ -550,7 +550,11 @@ def _write_atomically(path: Path, text: str) -> Path:
         raise PolicyError("--out", f"{path} is a folder; give a file name ending in .html")
     if not path.parent.exists():
         raise PolicyError("--out", f"folder {path.parent} does not exist")
-    tmp = path.with_name(path.name + ".tmp")
+    from .files import temporary_file
+    try:
+        tmp = temporary_file(path)
+    except OSError as e:
+        raise PolicyError("--out", f"cannot write {path}: {e.strerror}") from None
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)

@@ -7,6 +7,7 @@ from a policy never enter the text; they travel as bound parameters (`?`).
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 from importlib import resources
@@ -65,6 +66,20 @@ def split_name(name: str) -> list[str]:
 def join_name(parts: list[str]) -> str:
     """The inverse of `split_name`: parts joined by dots, a part quoted when it holds a dot or a quote."""
     return ".".join('"' + p.replace('"', '""') + '"' if ("." in p or '"' in p) else p for p in parts)
+
+
+def temporary_relation(name: str) -> str:
+    """The name a table is built under before one transaction renames it to `name`: in `name`'s schema and in
+    sqlanon's reserved namespace (``__sqlanon``), so never a user's table (``r__sqlanon_tmp``, a suffix of the
+    name, could be one, and was dropped); the same for the same name, so a run drops what a crashed run left.
+
+    Examples:
+        >>> temporary_relation("s.r")
+        's.__sqlanon_tmp_454349e422f05297'
+    """
+    parts = split_name(name)
+    parts[-1] = "__sqlanon_tmp_" + hashlib.sha256(parts[-1].encode("utf-8")).hexdigest()[:16]
+    return join_name(parts)
 
 
 def relation(name: str) -> str:

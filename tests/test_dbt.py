@@ -298,9 +298,6 @@ BAD_PROJECTS = [
      "model-paths in"),
     ("macro-paths a list of lists", lambda p: _set_conf(p, **{"macro-paths": [["m"]]}), "must be a list of folders"),
     ("dbt_project.yml a list", lambda p: (p / "dbt_project.yml").write_text("- a\n"), "holds a YAML list"),
-    ("a temporary file of the user's", lambda p: ((p / "models" / "sqlanon").mkdir(parents=True),
-                                                  (p / "models" / "sqlanon" / "hospital_rel.sql.sqlanon_tmp")
-                                                  .write_text("mine")), "hospital_rel.sql.sqlanon_tmp exists"),
 ]
 
 
@@ -313,6 +310,23 @@ def test_a_project_it_cannot_write_into_is_one_line_and_nothing_written(released
     _one_line_error(result, needle)
     assert _files(project) == before
     assert not (tmp_path / "outside").exists() and not Path("/tmp/sqlanon_dbt_abs").exists()
+
+
+def test_files_named_like_a_temporary_file_are_left_alone(released, tmp_path):
+    """Each file is written to a temporary file of its own beside it, then renamed: `X.sqlanon_tmp`, the fixed
+    name it used, was overwritten and removed when it was a file of the user's."""
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(tmp_path / "w.duckdb")})
+    folder = project / "models" / "sqlanon"
+    folder.mkdir(parents=True)
+    mine = [folder / "hospital_rel.sql.sqlanon_tmp", project / ".sqlanon-dbt.json.sqlanon_tmp",
+            folder / "hospital_rel.sql.tmp"]
+    for path in mine:
+        path.write_text("mine")
+    result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(project)])
+    assert result.exit_code == 0, result.output
+    assert [p.read_text() for p in mine] == ["mine"] * 3
+    assert (folder / "hospital_rel.sql").exists()
+    assert not [p for p in project.rglob("*") if p.name.endswith(".sqlanon_tmp") and p not in mine]
 
 
 def test_a_models_folder_linked_elsewhere_is_written_through(released, tmp_path):

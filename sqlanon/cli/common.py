@@ -88,9 +88,8 @@ def write_json(data: Any, path: str | None) -> None:
     else:
         assert path is not None
         refuse_non_json(Path(path))
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
+        from ..files import write_atomically
+        write_atomically(Path(path), text + "\n")
 
 
 def refuse_non_json(path: Path, option: str = "--json") -> None:

@@ -51,10 +51,8 @@ def json_default(o):
 
 def write_text(path: Path, text: str) -> None:
     """Write a file atomically (a temporary file beside it, then a rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from ..files import write_atomically
+    write_atomically(Path(path), text)
 
 
 def write_json(path: Path, data) -> None:
@@ -76,8 +74,9 @@ def pyplot():
 def save(fig, out: Path, name: str) -> str:
     """Save a figure as a small PNG in `out`; returns the file name."""
     path = Path(out) / name
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=80, bbox_inches="tight", metadata={"Software": None})
+    from ..files import temporary_file
+    tmp = temporary_file(path)
+    fig.savefig(tmp, format="png", dpi=80, bbox_inches="tight", metadata={"Software": None})
     tmp.replace(path)
     import matplotlib.pyplot as plt
     plt.close(fig)

@@ -27,6 +27,7 @@ from ..catalog import _ASCII_LOWER, Catalog, Target, check_targets, leftovers, n
 from ..errors import PolicyError
 from ..frequency import source_changed
 from ..release import Companion, Output, _drop_quietly, _drop_stale, check_as_judged
+from ..templates import temporary_relation
 from .collection import Marginal
 
 
@@ -89,7 +90,7 @@ class MarginalRelease(Companion):
         self.b = run.backend
         self.names = marginal_names(run.policy.release.name, self.marginals)
         self.count_cols = {n: count_column(m.attributes) for n, m in zip(self.names, self.marginals)}
-        self.temps = [f"{n}__sqlanon_tmp" for n in self.names]
+        self.temps = [temporary_relation(n) for n in self.names]
 
     def targets(self) -> list[Target]:
         return [Target(n, "marginal") for n in self.names]

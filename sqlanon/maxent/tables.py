@@ -1,6 +1,6 @@
 """Writing several result tables at once, atomically (the pattern of `sqlanon.release`).
 
-Each table is built under a temporary name (``<name>__sqlanon_tmp``); when all are built, one
+Each table is built under a temporary name (`sqlanon.templates.temporary_relation`); when all are built, one
 transaction drops the old tables and renames the new ones in and records them in the release catalog
 (`sqlanon.catalog`). Before anything is built, each name is checked against that catalog: a table that
 exists is replaced only when it is this same output's earlier table (the same `owner` name), never a
@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 
 from ..errors import PolicyError
+from ..templates import temporary_relation
 
-TMP_SUFFIX = "__sqlanon_tmp"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -29,7 +29,8 @@ def check_name(name: str, field: str) -> str:
 
 
 def tmp_name(name: str) -> str:
-    return name + TMP_SUFFIX
+    """The name the table `name` is built under: sqlanon's own, never a user's table."""
+    return temporary_relation(name)
 
 
 @contextlib.contextmanager
