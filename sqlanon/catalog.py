@@ -178,7 +178,10 @@ def json_default(o):
 # -- ownership ------------------------------------------------------------------------------------
 
 def reserved(name: str) -> bool:
-    return name.startswith("__sqlanon") or name.casefold() == CATALOG
+    """Whether a relation name is sqlanon's: the catalog, or any name starting with __sqlanon, whatever its
+    schema (``main.sqlanon_releases`` is the catalog too)."""
+    last = _parts(name)[-1]
+    return last.startswith("__sqlanon") or last.casefold() == CATALOG
 
 
 def source_relations(policy, backend) -> list[tuple[str | None, str]]:

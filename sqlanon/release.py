@@ -45,6 +45,7 @@ from .catalog import (
     new_release_id,
     policy_hash,
     protected_files,
+    reserved,
 )
 from .checker import NodeResult
 from .engine import Backend
@@ -172,7 +173,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     outputs: list[Output] = []
     if kind == "none":
         return outputs
-    if name.startswith("__sqlanon") or name.casefold() == CATALOG:
+    if reserved(name):
         raise PolicyError("release.name", f"names starting with __sqlanon and {CATALOG} are reserved")
     catalog = Catalog(b)
     companions = list(companions)

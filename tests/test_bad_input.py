@@ -428,6 +428,10 @@ CASES = [
     Case("source-parquet-is-csv", source(parquet="hospital.csv"), "cannot read source hospital.csv"),
     Case("release-export-suffix", release(export=["out.xlsx"]), "release.export[0]"),
     Case("release-name-reserved", release(name="__sqlanon_x"), "reserved"),
+    # the catalog by another spelling: a Binder Error of the catalog's query
+    Case("release-name-catalog-in-a-schema", release(name="main.sqlanon_releases"), "reserved"),
+    Case("release-name-catalog-quoted", release(name='"SQLANON_RELEASES"'), "reserved"),
+    Case("release-name-reserved-in-a-schema", release(name="main.__sqlanon_x"), "reserved"),
     Case("release-name-four-parts", release(name="a.b.c.d"), "release.name"),
     Case("release-name-unknown-schema", release(name="nope.rel"), "nope"),
     # -- hierarchy files ------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ path, the release (tables, views, manifest, atomicity) and `sqlanon marginals`."
 from __future__ import annotations
 
 import json
+import re
 
 import duckdb
 import pandas as pd
@@ -542,3 +543,20 @@ def test_a_marginal_over_columns_named_count_counts_in_a_column_of_its_own(tmp_p
     want = frame.groupby(["Count", "count_rows"]).size()
     assert got == [(b, c, int(n)) for (b, c), n in want.items()]
     run.close()
+
+
+@pytest.mark.parametrize("names, release, message", [
+    (["m", "m"], "rel", "two marginals are named 'm' and 'm'"),
+    (["m", "M"], "rel", "two marginals are named 'm' and 'M'"),          # one table to DuckDB: a Catalog Error
+    (["REL"], "rel", "name 'REL' is reserved or is the release's own name"),
+    (["__sqlanon_m"], "rel", "name '__sqlanon_m' is reserved"),
+    (["main.sqlanon_releases"], "rel", "is reserved"),
+    ([None, "REL__MARGINAL_1"], "rel", "two marginals are named 'rel__marginal_1' and 'REL__MARGINAL_1'"),
+])
+def test_marginal_names_one_to_the_database_are_refused(names, release, message):
+    from sqlanon.marginals.collection import Marginal
+    from sqlanon.marginals.release import marginal_names
+    with pytest.raises(PolicyError, match=re.escape(message)) as e:
+        marginal_names(release, [Marginal((("a", 0),), n) for n in names])
+    assert e.value.field == "release.marginals"
+    assert marginal_names("rel", [Marginal((("a", 0),), n) for n in (None, "m", "n")]) == ["rel__marginal_1", "m", "n"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import _ASCII_LOWER, Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
+from ..catalog import _ASCII_LOWER, Catalog, Target, check_targets, leftovers, new_release_id, policy_hash, reserved
 from ..errors import PolicyError
 from ..frequency import source_changed
 from ..release import Companion, Output, _drop_quietly, _drop_stale, check_as_judged
@@ -59,13 +59,21 @@ def count_column(attributes) -> str:
 
 def marginal_names(release_name: str, marginals: list[Marginal]) -> list[str]:
     names = [m.name or f"{release_name}__marginal_{i + 1}" for i, m in enumerate(marginals)]
-    dup = {n for n in names if names.count(n) > 1}
-    if dup:
-        raise PolicyError("release.marginals", f"two marginals are named '{sorted(dup)[0]}'; give each its own name")
+    # compared as the engines compare them: DuckDB and Spark match names whatever the case of their letters
+    seen: dict[str, str] = {}
     for n in names:
-        if n.startswith("__sqlanon") or n == release_name:
+        if _key(n) in seen:
+            raise PolicyError("release.marginals", f"two marginals are named '{seen[_key(n)]}' and '{n}' (one name "
+                              "to the database); give each its own name")
+        seen[_key(n)] = n
+    for n in names:
+        if reserved(n) or _key(n) == _key(release_name):
             raise PolicyError("release.marginals", f"name '{n}' is reserved or is the release's own name")
     return names
+
+
+def _key(name: str) -> str:
+    return name.translate(_ASCII_LOWER).lower()
 
 
 def _columns(session, m: Marginal) -> list[dict]:
