@@ -156,6 +156,18 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
     protected, owned = protected_files(policy, b), catalog.current()
     for i, path in enumerate(policy.release.export):
         check_file_target(path, f"release.export[{i}]", protected, owned, policy.release.name, force)
+        blocked = _file_in_the_way(Path(path))
+        if blocked is not None:
+            raise PolicyError(f"release.export[{i}]", f"{blocked} is a file, not a folder, so {path} cannot be "
+                              "written; choose another path")
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing folder of `path` when it is not a folder (a file where a folder must be made)."""
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return None if folder.is_dir() else folder
 
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
@@ -185,6 +197,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     # are closed, and a relation of that name, which can only be a user's, is left alone
     never_written = set(leftovers(catalog, name, targets, ("suppressed",)))
     release_id = release_id or new_release_id()
+    exported: list[tuple[Path, Path]] = []     # (temporary file, export path), renamed once the release commits
 
     def recheck() -> None:
         """The same check again inside the transaction, just before the drop: another run may have written
@@ -204,6 +217,9 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         done = [Target(t.name, t.kind, by_name.get(t.name)) for t in targets]
         done += [Target(str(Path(p).resolve()), "export", rows) for p in policy.release.export]
         data = manifest(list(outputs)) if manifest is not None else None
+        # the files last, still inside the transaction: one that cannot be written rolls the release back
+        for path in policy.release.export:
+            exported.append((export_to_temporary(b, name, Path(path)), Path(path)))
         catalog.record(name, done, release_id=release_id, policy_sha256=policy_hash(policy.normalized()),
                        node=dict(result.levels), manifest=data, dropped=stale)
 
@@ -230,6 +246,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             _drop_quietly(b, tmp)
             for c in companions:
                 c.cleanup()
+            _remove_files(t for t, _ in exported)
             raise
     else:
         source = _view_source(policy, fs)
@@ -254,9 +271,10 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         except BaseException:
             for c in companions:
                 c.cleanup()
+            _remove_files(t for t, _ in exported)
             raise
-    for path in policy.release.export:
-        export(b, name, path)
+    for tmp_file, path in exported:
+        tmp_file.replace(path)
     return outputs
 
 
@@ -353,9 +371,21 @@ def _view_source(policy: Policy, fs: FrequencySet) -> str:
 def export(b: Backend, relation: str, path: Path) -> Output:
     """Write the release to Parquet or CSV (by the engine), to a temporary file then renamed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_file(path)
+    export_to_temporary(b, relation, path).replace(path)
+    return Output("parquet" if path.suffix.lower() == ".parquet" else "csv", str(path),
+                  int(b.fetchrow("count_rows.sql", relation=relation)[0]))
+
+
+def export_to_temporary(b: Backend, relation: str, path: Path) -> Path:
+    """`relation` written as Parquet or CSV (by `path`'s suffix) into a new temporary file beside `path` (its
+    folders made first), returned for the caller to rename; a failure is one line (DataError), nothing left."""
     fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_file(path)
+    except OSError as e:
+        raise DataError(f"cannot write {path}: {e.strerror or e} ({e.filename or path.parent}); choose another "
+                        "path in release.export") from None
     try:
         b.export(relation, tmp, fmt)
     except (DataError, KeyboardInterrupt):
@@ -364,5 +394,10 @@ def export(b: Backend, relation: str, path: Path) -> Output:
     except Exception as e:
         tmp.unlink(missing_ok=True)
         raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None
-    tmp.replace(path)
-    return Output(fmt, str(path), int(b.fetchrow("count_rows.sql", relation=relation)[0]))
+    return tmp
+
+
+def _remove_files(paths) -> None:
+    for p in paths:
+        with contextlib.suppress(OSError):
+            p.unlink(missing_ok=True)

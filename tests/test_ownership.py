@@ -308,6 +308,30 @@ def test_names_like_a_temporary_name_are_never_touched(ws):
     assert not [p for p in ws.iterdir() if p.name.startswith(".") and "sqlanon_tmp" in p.name]
 
 
+def test_an_export_that_cannot_be_written_leaves_no_release(ws, monkeypatch):
+    """Exports were written after the release committed: a file where the export's folder must be was a
+    FileExistsError traceback, and a failed write left the release table and a catalog row for a file that did not
+    exist (and no manifest). The folder is checked first; the files are written inside the transaction."""
+    (ws / "out").write_text("mine")
+    path = write_policy(ws, export=["out/rel.csv"])
+    before = state(ws)
+    refused(cli("anonymize", path, "-q"), "out is a file, not a folder")
+    assert state(ws) == before
+    from sqlanon.engines.duckdb import DuckDBBackend
+
+    def failing(self, relation, path, fmt):
+        Path(path).write_text("half")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(DuckDBBackend, "export", failing)
+    r = cli("anonymize", write_policy(ws, export=["rel.parquet"]), "-q")
+    assert r.exit_code == 2 and "cannot write" in r.stderr and "No space left on device" in r.stderr, r.output
+    after = state(ws)
+    assert after[0] == before[0] and set(after[1]) == set(before[1]) | {"policy.yaml"}
+    monkeypatch.undo()
+    assert cli("anonymize", write_policy(ws, export=["new/rel.parquet"]), "-q").exit_code == 0
+    assert (ws / "new" / "rel.parquet").exists() and [p.name for p in (ws / "new").iterdir()] == ["rel.parquet"]
+
+
 def test_marginal_companions_follow_the_same_rule(ws):
     from sqlanon.anonymizer import Anonymization
     from sqlanon.catalog import ReleaseRefused
