@@ -1207,3 +1207,17 @@ def test_witness_checks_run_only_where_the_collisions_suggest_many_blocks():
         collisions = [run.fs.witness_collisions(levels) for levels in nodes]
         assert min(collisions) >= 0 and max(collisions) == 4095        # the top node: one block
         assert sum(c <= checker_module.WITNESS_COLLISIONS for c in collisions) < len(nodes) // 10
+
+
+@pytest.mark.parametrize("share, rows, budget", [
+    (0.29, 100_000_000, 29_000_000),      # the float product with a slack of 1e-9 gave one row less
+    (0.57, 100_000_000, 57_000_000),
+    (0.58, 100_000_000, 58_000_000),
+    (0.01, 45_222, 452),
+    (0.0, 10, 0),
+    (1.0, 7, 7),
+    (0.1, 9, 0),
+])
+def test_the_suppression_budget_is_the_share_as_written_times_the_rows(share, rows, budget):
+    from sqlanon.checker import suppression_budget
+    assert suppression_budget(share, rows) == budget

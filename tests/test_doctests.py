@@ -30,6 +30,9 @@ MODULES = [
     "sqlanon.engines.dialects",
     "sqlanon.engines.postgres",
     "sqlanon.frequency",
+    "sqlanon.checker",
+    "sqlanon.templates",
+    "sqlanon.marginals.release",
 ]
 
 

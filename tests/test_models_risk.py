@@ -242,6 +242,29 @@ def test_kmap_against_a_population_table(census_db, suppression):
     assert kmap.minimal and len(reference.satisfying) < kmap.lattice.size
 
 
+@pytest.mark.parametrize("privacy, satisfied, suppressed", [
+    # (a1, b0): 1 sample row, under k = 2, suppressed within the budget of 1 row: its 4 population people are left
+    # at f / F = 0 < 0.2. It was judged by delta-presence before k dropped it, and the node passed
+    ({"k": 2, "delta_presence": {"delta_min": 0.2, "delta_max": 1.0, "population": "pop"}}, False, 4),
+    ({"k": 2, "delta_presence": {"delta_min": 0.0, "delta_max": 1.0, "population": "pop"}}, True, 1),
+    ({"k": 1, "delta_presence": {"delta_min": 0.2, "delta_max": 1.0, "population": "pop"}}, True, 0),
+    ({"k": 2}, True, 1),
+])
+def test_delta_min_fails_a_node_whatever_model_suppresses_a_class(tmp_path, privacy, satisfied, suppressed):
+    import duckdb
+    (tmp_path / "a.csv").write_text("a,l1\na0,A\na1,A\n")
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a0', 'x0'), ('a0', 'x1'), ('a0', 'x2'), ('a1', 'x0')) v(a, s)")
+    con.execute("CREATE TABLE pop AS SELECT 'a' || (i % 2) AS a FROM range(8) r(i)")
+    policy = {"source": {"table": "t"}, "quasi_identifiers": {"a": {"hierarchy": str(tmp_path / "a.csv")}},
+              "sensitive": ["s"], "privacy": {**privacy, "max_suppression": 0.25}}
+    with Anonymization(policy, connection=con) as run:
+        res = run.evaluate({"a": 0})
+        assert (res.satisfied, res.suppressed_rows) == (satisfied, suppressed)
+        assert run.search().minimal == [run.lattice.node({"a": 0 if satisfied else 1})]
+    con.close()
+
+
 def test_a_population_in_another_schema(tmp_path):
     """`schema.table` as the population: its name was quoted as one identifier ('"people.census"'), so k-map and
     delta-presence stopped with the database's Catalog Error."""
