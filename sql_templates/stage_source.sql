@@ -13,7 +13,7 @@ SELECT
 {% endfor %}
 {% if group %}
     COUNT(*) AS {{ weight | ident }}
-FROM {{ source | ident }}
+FROM {{ source | relation }}
 GROUP BY
 {% for c in columns %}
     {{ c | ident }}{% if not loop.last %},{% endif %}
@@ -21,5 +21,5 @@ GROUP BY
 {% endfor %}
 {% else %}
     CAST(1 AS BIGINT) AS {{ weight | ident }}
-FROM {{ source | ident }}
+FROM {{ source | relation }}
 {% endif %}

@@ -37,6 +37,20 @@ def _mapping_ddl(q, dialect: str) -> list[str]:
     return [create.sql(dialect=dialect), insert.sql(dialect=dialect)]
 
 
+def _sensitive_map_ddl(s, dialect: str) -> list[str]:
+    """A sensitive attribute's mapping table: every text of its values with the value's code (equal values
+    written apart, 0.0 and -0.0, share one: `FrequencySet._create_sensitive`)."""
+    texts = [(v, code) for code, v in enumerate(s.domain.values)] + sorted(s.domain.aliases.items())
+    create = exp.Create(
+        this=exp.Schema(this=exp.to_table(s.map_table, quoted=True),
+                        expressions=[exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=exp.DataType.build(ty))
+                                     for c, ty in (("value", "VARCHAR"), ("code", "INT"))]),
+        kind="TABLE")
+    rows = [exp.Tuple(expressions=[exp.Literal.string(t), exp.Literal.number(code)]) for t, code in texts]
+    insert = exp.Insert(this=exp.to_table(s.map_table, quoted=True), expression=exp.Values(expressions=rows))
+    return [create.sql(dialect=dialect), insert.sql(dialect=dialect)]
+
+
 def policy_sql(run, dialect: str) -> str:
     fs, policy = run.fs, run.policy
     src = policy.source
@@ -62,6 +76,10 @@ def policy_sql(run, dialect: str) -> str:
     out.append("-- mapping tables: one row per base value; l = label, c = code, n = base values covered, per level")
     for q in fs.qis:
         out.extend(s + ";" for s in _mapping_ddl(q, dialect))
+    if fs.sensitives:
+        out.append("-- the sensitive attributes' mapping tables: every text of a value, with the value's code")
+    for sens in fs.sensitives:
+        out.extend(s + ";" for s in _sensitive_map_ddl(sens, dialect))
     ctx = dict(source=staged, weight=STAGE_WEIGHT, qis=fs.qis, sensitives=fs.sensitives, fs=fs.fs_table,
                wide=fs.wide_name, entity=policy.entity_key, distinct_rows=group and not policy.entity_key,
                # the run's engine stores codes narrow (`Backend.code_type`); other dialects as the mapping tables
