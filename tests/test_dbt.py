@@ -218,6 +218,34 @@ def test_dbt_duckdb_model_is_the_release_and_tests_catch_a_broken_model(dbt_exe,
     assert got_kind == ("VIEW" if kind == "view" else "BASE TABLE")
 
 
+def test_dbt_tests_compare_labels_as_text(dbt_exe, tmp_path):
+    """A DOUBLE quasi-identifier released at level 0: -0.0 and 0.0 are two labels to a reader and two classes to
+    sqlanon. Grouped by value, dbt's tests saw one class of 6 rows where the model published a '-0.0' alone."""
+    db = tmp_path / "warehouse.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT CAST(['0.0', '-0.0', '1.0'][1 + i // 5] AS DOUBLE) AS x, "
+                "['a', 'b', 'c', 'd', 'e'][1 + i % 5] AS s FROM range(15) r(i)")
+    con.close()
+    policy = {"source": {"table": "t", "database": str(db)}, "quasi_identifiers": {"x": {"hierarchy": "suppress"}},
+              "sensitive": ["s"], "privacy": {"k": 3, "l_diversity": {"variant": "distinct", "l": 3}},
+              "release": {"name": "rel", "materialize": "none"}}
+    with Anonymization(policy, db=":memory:") as run:
+        assert run.choose().levels == {"x": 0}
+        manifest = tmp_path / "m.json"
+        manifest.write_text(json.dumps(run.manifest(), default=str))
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(db)})
+    assert _generate(manifest, project, "duckdb").exit_code == 0
+    build = _dbt(dbt_exe, project, "build")
+    assert build.returncode == 0 and "PASS=4 " in build.stdout, build.stdout[-3000:]   # the model, 3 tests
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM t WHERE CAST(x AS VARCHAR) = '-0.0' AND s <> 'a'")     # one '-0.0' row left
+    con.close()
+    broken = _dbt(dbt_exe, project, "build")
+    assert broken.returncode != 0, broken.stdout[-3000:]
+    failed = set(re.findall(r" FAIL \d+ (sqlanon_[a-z_]+?)_rel", broken.stdout))
+    assert failed == {"sqlanon_k_anonymity", "sqlanon_l_diversity"}, broken.stdout[-3000:]
+
+
 @pytest.mark.parametrize("name", ["hospital", "adult"])
 def test_dbt_postgres_model_is_the_release_and_tests_catch_a_broken_model(dbt_exe, postgres, released,  # noqa: F811
                                                                          tmp_path, name):

@@ -14,6 +14,10 @@
     sqlanon_suppression   one row when the model leaves out more source rows than the policy's
                           max_suppression allows (suppressed classes, and values no hierarchy maps)
 
+    A class is a combination of the quasi-identifiers' labels as the model shows them, compared as text
+    (`sqlanon_model`): values equal in their type but written apart (-0.0 beside 0.0 of a double at level 0)
+    are two classes to a reader, and to sqlanon; grouped by value they were one, and a singleton passed.
+
     The tolerances are sqlanon's: a strict inequality must hold by a relative 1e-12, and entropy and
     EMD may miss their bound by 1e-12 (floating-point sums). -#}
 
@@ -21,23 +25,33 @@
 {%- for c in columns %}{{ prefix }}{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor -%}
 {%- endmacro %}
 
+{% macro sqlanon_model(model, quasi_identifiers, others) -%}
+{%- set columns = [] -%}
+{%- for c in quasi_identifiers %}{% do columns.append('cast(' ~ adapter.quote(c) ~ ' as ' ~ dbt.type_string() ~ ') as ' ~ adapter.quote(c)) %}{% endfor -%}
+{%- for c in others if c %}{% do columns.append(adapter.quote(c)) %}{% endfor -%}
+select {{ columns | join(', ') }}
+from {{ model }}
+{%- endmacro %}
+
 {% macro sqlanon_count(entity_key) -%}
 {%- if entity_key %}count(distinct {{ adapter.quote(entity_key) }}){% else %}count(*){% endif -%}
 {%- endmacro %}
 
 {% test sqlanon_k_anonymity(model, quasi_identifiers, k, entity_key=none) %}
+with sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [entity_key]) }})
 select {{ sqlanon_column_list(quasi_identifiers) }}, {{ sqlanon_count(entity_key) }} as sqlanon_class_size
-from {{ model }}
+from sqlanon_model
 group by {{ sqlanon_column_list(quasi_identifiers) }}
 having {{ sqlanon_count(entity_key) }} < {{ k }}
 {% endtest %}
 
 {% test sqlanon_l_diversity(model, quasi_identifiers, sensitive, variant, l, c=none, entity_key=none) %}
 {%- set qi = sqlanon_column_list(quasi_identifiers) %}
-with sqlanon_cells as (
+with sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key]) }}
+), sqlanon_cells as (
     select {{ qi }}, {{ adapter.quote(sensitive) }} as sqlanon_value,
            cast({{ sqlanon_count(entity_key) }} as double precision) as sqlanon_n
-    from {{ model }}
+    from sqlanon_model
     group by {{ qi }}, {{ adapter.quote(sensitive) }}
 ), sqlanon_ranked as (
     select {{ qi }}, sqlanon_n,
@@ -77,9 +91,10 @@ with sqlanon_whole as (
            row_number() over (order by sqlanon_value) as sqlanon_pos,
            count(*) over () as sqlanon_m
     from sqlanon_whole
+), sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key]) }}
 ), sqlanon_cells as (
     select {{ qi }}, {{ s }} as sqlanon_value, cast({{ sqlanon_count(entity_key) }} as double precision) as sqlanon_n
-    from {{ model }}
+    from sqlanon_model
     group by {{ qi }}, {{ s }}
 ), sqlanon_classes as (
     select {{ qi }}, sum(sqlanon_n) as sqlanon_total
