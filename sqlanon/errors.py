@@ -28,7 +28,8 @@ class UserError(SqlanonError):
 class PolicyError(UserError):
     """A policy field is missing, malformed or impossible.
 
-    `field` is the dotted path of the field (``privacy.l_diversity.l``) so the message can name it.
+    `field` is the dotted path of the field (``privacy.l_diversity.l``) so the message can name it; a field
+    starting with ``--`` is a command-line option, and the message names it as one.
 
     Args:
         field: the dotted path of the field.
@@ -37,7 +38,7 @@ class PolicyError(UserError):
 
     def __init__(self, field: str, message: str):
         self.field, self.message = field, message
-        super().__init__(f"policy field '{field}': {message}")
+        super().__init__(f"{'option' if str(field).startswith('--') else 'policy field'} '{field}': {message}")
 
 
 class DataError(UserError):

@@ -546,6 +546,9 @@ CASES = [
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "k.yaml", "-q"]),
     Case("marginals-start-level", lambda f, p: p, "'--start age': level must be an integer from 0 to",
          ["marginals", "p.yaml", "--start", "zip_code=0,age=9,nationality=0", "-q"]),
+    # a misspelt name was reported as the quasi-identifier it left out ("no level given for 'zip_code'")
+    Case("marginals-start-unknown", lambda f, p: p, "'--start zz': not a quasi-identifier of the policy",
+         ["marginals", "p.yaml", "--start", "zz=1", "-q"]),
     Case("knowledge-dev-zero", lambda f, p: p, "/dev/zero is not a regular file",
          ["maxent", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--knowledge", "/dev/zero", "-q"]),
     # a view release that cannot enforce the policy at read time is refused when the policy loads (sqlanon/views.py)

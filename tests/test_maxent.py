@@ -495,3 +495,26 @@ def test_hand_made_bucketized_tables_read_as_anatomy_reads_them(change):
         assert np.array_equal(getattr(got.problem, cells), getattr(want.problem, cells))
     con.close()
     con2.close()
+
+
+def test_a_number_in_the_knowledge_finds_the_release_text_equal_to_it():
+    """`given: {weight: 70}` against a DOUBLE column released as '70.0' was refused ('70' does not occur), while
+    sensitive values were matched by value. Two texts equal to the number are two labels: refused as ambiguous."""
+    from sqlanon.errors import PolicyError
+    rows = [(f"p{i}", w, s, 1 + i // 4) for i, (w, s) in enumerate(
+        [("70.0", "Flu"), ("70.0", "HIV"), ("0.0", "Flu"), ("-0.0", "HIV"),
+         ("70.0", "Flu"), ("0.5", "HIV"), ("0.0", "Cold"), ("70.0", "Cold")])]
+    con = duckdb.connect()
+    maxent = MaxEnt(wrap_connection(con), release_tables(con, rows, ["weight"]))
+    item = {"sensitive": "HIV", "probability": 0.0}
+    by_number = maxent.solve(K({"given": {"weight": 70}, **item}))
+    by_text = maxent.solve(K({"given": {"weight": "70.0"}, **item}))
+    assert by_number.posterior_of({"weight": "70.0"}) == by_text.posterior_of({"weight": "70.0"})
+    assert by_number.posterior_of({"weight": "70.0"}).get("HIV", 0.0) == pytest.approx(0.0, abs=1e-9)
+    assert maxent.solve(K({"given": {"weight": 0.5}, **item})).posterior_of({"weight": "0.5"}).get("HIV", 0.0) == \
+        pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(PolicyError, match=r"value '0' is equal to '-0.0', '0.0' in the release"):
+        maxent.solve(K({"given": {"weight": 0}, **item}))
+    with pytest.raises(PolicyError, match="value '71' does not occur in the release"):
+        maxent.solve(K({"given": {"weight": 71}, **item}))
+    con.close()

@@ -15,9 +15,10 @@ from sqlanon.cli import main
 from sqlanon.engine import wrap_connection
 from sqlanon.errors import DataError, PolicyError
 from sqlanon.maxent import Knowledge, MaxEnt, ReleaseTables, Rules, bucketize, open_release
-from sqlanon.maxent.anatomy import max_buckets, plan_buckets
+from sqlanon.maxent.anatomy import max_buckets, plan_buckets, sample_buckets
 from sqlanon.maxent.knowledge import parse_knowledge
 from sqlanon.maxent.run import bucketized_release
+from sqlanon.maxent.tables import check_name
 
 from conftest import ADULT, HOSPITAL
 
@@ -259,7 +260,7 @@ def test_bucketize_writes_all_tables_or_none(adult_con, monkeypatch):
 def test_plan_refuses_impossible_diversity():
     with pytest.raises(DataError, match="no bucket can hold 4"):
         plan_buckets({"x": 5, "y": 5, "z": 5}, 4)
-    with pytest.raises(PolicyError, match="not_counted"):
+    with pytest.raises(PolicyError, match="--not-counted"):
         plan_buckets({"x": 5}, 1, not_counted=["nope"])
 
 
@@ -507,3 +508,16 @@ def test_two_releases_open_on_one_connection_keep_their_own_tables(tmp_path):
             assert second.problem.N == 60 and first.problem.N == 200
         assert con.execute(f'SELECT COUNT(*), MIN(dis) FROM "{ra.qit}"').fetchone() == (200, "x0")
     con.close()
+
+
+@pytest.mark.parametrize("call, text", [
+    (lambda: plan_buckets({"x": 5}, 0), "option '--l': must be a positive integer; got 0"),
+    (lambda: plan_buckets({"x": 5}, 1, not_counted=["zz"]), "option '--not-counted': value 'zz' does not occur"),
+    (lambda: sample_buckets(5, 0, "s"), "option '--buckets': must be a positive number of buckets; got 0"),
+    (lambda: check_name("9abc", "--name"), "option '--name': must be a table name"),
+])
+def test_bucketize_names_its_options_as_options(call, text):
+    """They were named as policy fields ("policy field 'l'"), which the user never wrote."""
+    with pytest.raises(PolicyError) as e:
+        call()
+    assert str(e.value).startswith(text)

@@ -82,7 +82,12 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         else:   # a given node: it becomes the released table (the lattice's minimal nodes stay in the manifest)
             minimal = list(run.candidates)
             try:
-                chosen = run.use_node(parse_node(start))
+                levels = parse_node(start)
+                unknown = [q for q in levels if q not in run.lattice.names]
+                if unknown:     # named before the quasi-identifiers it lacks: the name is the likelier slip
+                    raise PolicyError(f"node.{unknown[0]}", "not a quasi-identifier of the policy "
+                                      f"({', '.join(run.lattice.names)})")
+                chosen = run.use_node(levels)
             except PolicyError as e:        # named --node or node.<qi>, options of other commands
                 part = e.field.split(".", 1)[1] if e.field.startswith("node.") else e.field.partition(" ")[2]
                 raise PolicyError(f"--start {part}".strip(), e.message) from None

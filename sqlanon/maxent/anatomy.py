@@ -79,7 +79,7 @@ class BucketPlan:
 def sample_buckets(m: int, n: int, seed: str) -> np.ndarray:
     """n of the bucket numbers 1..m, chosen uniformly by a generator seeded from the text `seed`."""
     if not isinstance(n, int) or isinstance(n, bool) or not n >= 1:
-        raise PolicyError("buckets", f"must be a positive number of buckets; got {n!r}")
+        raise PolicyError("--buckets", f"must be a positive number of buckets; got {n!r}")
     if n > m:
         raise DataError(f"the data allows {m} l-diverse buckets; cannot keep {n} of them")
     rng = np.random.default_rng(int(hashlib.sha256(str(seed).encode()).hexdigest()[:16], 16))
@@ -103,11 +103,11 @@ def max_buckets(counts: np.ndarray, l: int) -> int:
 def plan_buckets(value_counts: dict[str, int], l: int, not_counted=(), exact_size: bool = False) -> BucketPlan:
     """The Anatomy plan for these per-value counts (see the module docstring)."""
     if not isinstance(l, int) or isinstance(l, bool) or l < 1:
-        raise PolicyError("l", f"must be a positive integer; got {l!r}")
+        raise PolicyError("--l", f"must be a positive integer; got {l!r}")
     not_counted = set(not_counted)
     unknown = sorted(not_counted - set(value_counts))
     if unknown:
-        raise PolicyError("not_counted", f"value {unknown[0]!r} does not occur in the sensitive attribute")
+        raise PolicyError("--not-counted", f"value {unknown[0]!r} does not occur in the sensitive attribute")
     order = sorted(value_counts, key=lambda v: (v in not_counted, -value_counts[v], v))
     counts = np.array([value_counts[v] for v in order], dtype=np.int64)
     counted = np.array([v not in not_counted for v in order], dtype=bool)
@@ -214,7 +214,7 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
     `buckets`: release only that many of the buckets, a seeded uniform sample of them (the paper's Adult
     experiment uses 2,842 buckets of five records). `policy`: the policy the source comes from, so that its
     source table is never a target (`sqlanon.catalog`)."""
-    check_name(name, "name")
+    check_name(name, "--name")
     qis = list(quasi_identifiers)
     if not qis:
         raise PolicyError("quasi_identifiers", "name at least one quasi-identifier")

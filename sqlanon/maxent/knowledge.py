@@ -373,9 +373,34 @@ def _match_q(problem, given: tuple, field: str) -> np.ndarray:
         i = problem.attributes.index(attr)
         code = problem.attr_codes[i].get(value)
         if code is None:
+            code = _numeric_match(problem.attr_values[i], value, f"{field}.given.{attr}")
+        if code is None:
             raise PolicyError(f"{field}.given.{attr}", f"value {value!r} does not occur in the release")
         mask &= problem.q_codes[:, i] == code
     return mask
+
+
+def _numeric_match(texts: list[str], value, field: str) -> int | None:
+    """The code of the one published text equal to `value` as a number (`70` in the knowledge file, ``70.0`` in
+    a DOUBLE column's release), or None; two such texts (``0.0`` and ``-0.0``, two labels to a reader) are
+    refused as ambiguous."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number != number:        # NaN equals nothing
+        return None
+    equal = []
+    for code, text in enumerate(texts):
+        try:
+            if float(text) == number:
+                equal.append(code)
+        except ValueError:
+            continue
+    if len(equal) > 1:
+        raise PolicyError(field, f"value {value!r} is equal to {', '.join(repr(texts[c]) for c in equal)} in the "
+                          "release; write the one meant as the release shows it")
+    return equal[0] if equal else None
 
 
 def _s_mask(problem, values: tuple, field: str) -> np.ndarray:
