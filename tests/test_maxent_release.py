@@ -521,3 +521,25 @@ def test_bucketize_names_its_options_as_options(call, text):
     with pytest.raises(PolicyError) as e:
         call()
     assert str(e.value).startswith(text)
+
+
+@pytest.mark.parametrize("release_name", ["Rel Mixed", "main.rel"])
+def test_a_default_name_that_is_no_table_name_asks_for_name(tmp_path, release_name):
+    """bucketize and maxent name their tables after release.name; when that is no plain table name, the refusal
+    named '--name', which the user had not given, as the culprit."""
+    db = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT i % 7 AS age, ['a', 'b', 'c'][1 + i % 3] AS s FROM range(60) r(i)")
+    con.close()
+    policy = tmp_path / "p.yaml"
+    policy.write_text(yaml.safe_dump({"source": {"table": "t", "database": str(db)},
+                                      "quasi_identifiers": {"age": {"hierarchy": "suppress"}}, "sensitive": ["s"],
+                                      "privacy": {"k": 2}, "release": {"name": release_name}}))
+    default = {"bucketize": release_name, "maxent": f"{release_name}_maxent"}
+    for command, extra in (("bucketize", ["--l", "2"]), ("maxent", [])):
+        r = CliRunner().invoke(main, [command, str(policy), *extra, "-q"])
+        assert r.exit_code == 2, r.output
+        assert r.stderr.strip() == (f"sqlanon: error: option '--name': the default name {default[command]!r}, made "
+                                    "from release.name, is not a table name of letters, digits and _; give --name")
+        r = CliRunner().invoke(main, [command, str(policy), *extra, "--name", "mine", "-q"])
+        assert r.exit_code == 0, r.output

@@ -99,6 +99,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     from ..maxent.knowledge import Knowledge, Rules, load_knowledge
     from ..maxent.run import MaxEnt, open_release
     from ..maxent.solver import DEFAULT_TOLERANCE
+    from ..maxent.tables import output_name
     if buckets and node:
         raise PolicyError("--buckets/--node", "give one of them: a bucketized release, or a node of the generalized "
                           "one")
@@ -117,6 +118,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     levels = parse_node(node) if node else None
     with open_release(policy, buckets=buckets, node=levels, db=db,
                       progress=progress_for(quiet)) as (backend, release):
+        out_name = None if no_write else output_name(name, f"{release.name or 'release'}_maxent")   # before solving
         say(f"release: {release.kind} ({release.qit if release.kind == 'bucketized' else 'node ' + _levels(release)})")
         me = MaxEnt(backend, release, tolerance if tolerance is not None else DEFAULT_TOLERANCE)
         p = me.problem
@@ -129,7 +131,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         say(f"solved in {sol.seconds.get('total', 0):.2f} s: {sol.relevant_buckets:,} bucket(s) touched by the "
             f"knowledge optimized, the rest in closed form; {sol.iterations} L-BFGS-B iterations; largest "
             f"violation {sol.max_violation:.2g} records")
-        outputs = [] if no_write else me.write(result, name or f"{release.name or 'release'}_maxent")
+        outputs = [] if out_name is None else me.write(result, out_name)
         report = me.report(result, outputs)
         if manifest_path:
             manifest = release.anonymization.manifest()

@@ -41,7 +41,7 @@ import pandas as pd
 from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import values_named
-from .tables import atomic_tables, check_name, tmp_name
+from .tables import atomic_tables, check_name, output_name, tmp_name
 
 DEFAULT_SEED = "20080609"      # SIGMOD 2008, June 9: the seed of the within-value row order
 RESERVED = ("pseudonym", "bucket", "count")
@@ -283,7 +283,7 @@ def bucketize_policy(policy, l: int, name: str | None = None, db=None, connectio
         # under a free prefix: on a shared connection an open run's source view is __sqlanon_source
         source = attach_source(backend, pol.source, f"{free_prefix(backend)}_source")
         return bucketize(backend, source, pol.qi_names, pol.sensitive_names[0], l,
-                         name or pol.release.name, label=pol.source.label, policy=pol, **options)
+                         output_name(name, pol.release.name), label=pol.source.label, policy=pol, **options)
     finally:
         if connection is None:
             backend.close()

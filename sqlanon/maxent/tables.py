@@ -28,6 +28,18 @@ def check_name(name: str, field: str) -> str:
     return name
 
 
+def output_name(given: str | None, default: str) -> str:
+    """The name of an output's tables: `given` (``--name``), else `default` (made from ``release.name``), which
+    when it is no plain table name is refused as a default, not as a ``--name`` the user never gave."""
+    if given is not None:
+        return check_name(given, "--name")
+    try:
+        return check_name(default, "--name")
+    except PolicyError:
+        raise PolicyError("--name", f"the default name {default!r}, made from release.name, is not a table name of "
+                          "letters, digits and _; give --name") from None
+
+
 def tmp_name(name: str) -> str:
     """The name the table `name` is built under: sqlanon's own, never a user's table."""
     return temporary_relation(name)
