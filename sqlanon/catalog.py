@@ -180,7 +180,7 @@ def json_default(o):
 def reserved(name: str) -> bool:
     """Whether a relation name is sqlanon's: the catalog, or any name starting with __sqlanon, whatever its
     schema (``main.sqlanon_releases`` is the catalog too)."""
-    last = _parts(name)[-1]
+    last = _parts(name)[-1].translate(_ASCII_LOWER)   # DuckDB matches __SQLANON_TMP_... to __sqlanon_tmp_...
     return last.startswith("__sqlanon") or last.casefold() == CATALOG
 
 

@@ -124,9 +124,20 @@ def load_yaml(text: str, path: Path | str, field: str):
 def temporary_file(path: Path) -> Path:
     """A new empty file beside `path`, created for this write alone, to write and then rename over `path`: a
     fixed name (``path.tmp``, ``path.sqlanon_tmp``) could be a user's file, and was overwritten and removed."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sqlanon_tmp", dir=path.parent)
-    os.close(fd)
+    # a short name of its own (not the target's name lengthened: a name near the file system's limit fits)
+    fd, name = tempfile.mkstemp(prefix=".sqlanon_tmp_", dir=path.parent)
+    try:
+        # mkstemp makes the file 0600; the target gets the mode any new file would (0644 under umask 022)
+        os.fchmod(fd, 0o666 & ~_umask())
+    finally:
+        os.close(fd)
     return Path(name)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)      # the only way to read it is to set it; set back at once
+    os.umask(mask)
+    return mask
 
 
 def write_atomically(path: Path, text: str) -> None:

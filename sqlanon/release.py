@@ -30,6 +30,7 @@ refuses to replace it (it never destroys it) until it is dropped by hand.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,11 +194,13 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
     check_targets(b, policy, name, targets, replace=policy.release.replace, catalog=catalog)
     check_exports(policy, b, catalog, force)
     stale = leftovers(catalog, name, targets, RELEASE_OBJECTS)
-    # rows of kind `suppressed` name tables no release ever wrote (see `release_targets`): their catalog rows
-    # are closed, and a relation of that name, which can only be a user's, is left alone
-    never_written = set(leftovers(catalog, name, targets, ("suppressed",)))
+    # rows of kind `suppressed`: a view release of older code wrote that table of block codes, a later one
+    # recorded it without writing it (see `release_targets`). Their catalog rows are closed; the relation is
+    # dropped only when it is such a table, else it is a user's, made since, and left alone
+    never_written = {n for n in leftovers(catalog, name, targets, ("suppressed",)) if not _suppressed_blocks(b, n)}
     release_id = release_id or new_release_id()
     exported: list[tuple[Path, Path]] = []     # (temporary file, export path), renamed once the release commits
+    made: list[Path] = []                      # folders the exports made, removed (when empty) on a failure
 
     def recheck() -> None:
         """The same check again inside the transaction, just before the drop: another run may have written
@@ -219,7 +222,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         data = manifest(list(outputs)) if manifest is not None else None
         # the files last, still inside the transaction: one that cannot be written rolls the release back
         for path in policy.release.export:
-            exported.append((export_to_temporary(b, name, Path(path)), Path(path)))
+            exported.append((export_to_temporary(b, name, Path(path), made), Path(path)))
         catalog.record(name, done, release_id=release_id, policy_sha256=policy_hash(policy.normalized()),
                        node=dict(result.levels), manifest=data, dropped=stale)
 
@@ -246,7 +249,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             _drop_quietly(b, tmp)
             for c in companions:
                 c.cleanup()
-            _remove_files(t for t, _ in exported)
+            _remove_files([t for t, _ in exported], made)
             raise
     else:
         source = _view_source(policy, fs)
@@ -271,7 +274,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         except BaseException:
             for c in companions:
                 c.cleanup()
-            _remove_files(t for t, _ in exported)
+            _remove_files([t for t, _ in exported], made)
             raise
     for tmp_file, path in exported:
         tmp_file.replace(path)
@@ -343,6 +346,15 @@ def check_as_judged(fs: FrequencySet, relation: str, columns: Sequence[tuple[str
                              "run judged")
 
 
+def _suppressed_blocks(b: Backend, name: str) -> bool:
+    """Whether `name` is a table of suppressed blocks as older view releases wrote it: integer columns of block
+    codes named as the wide frequency set's (`QuasiIdentifier.col`: q<i>_<level>), nothing else."""
+    if b.relation_kind(name) != "TABLE":
+        return False
+    columns = b.columns(name)
+    return bool(columns) and all(re.fullmatch(r"q\d+_\d+", c) and "INT" in t.upper() for c, t in columns)
+
+
 def _drop_stale(b: Backend, catalog: Catalog, stale: list[str]) -> None:
     """Drop an earlier release's objects this one does not write again: views (which may read the mapping
     tables) before tables."""
@@ -376,28 +388,40 @@ def export(b: Backend, relation: str, path: Path) -> Output:
                   int(b.fetchrow("count_rows.sql", relation=relation)[0]))
 
 
-def export_to_temporary(b: Backend, relation: str, path: Path) -> Path:
+def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] | None = None) -> Path:
     """`relation` written as Parquet or CSV (by `path`'s suffix) into a new temporary file beside `path` (its
-    folders made first), returned for the caller to rename; a failure is one line (DataError), nothing left."""
+    folders made first, each added to `made`), returned for the caller to rename; a failure is one line
+    (DataError), and leaves neither the file nor the folders it made."""
     fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
+    mine: list[Path] = []
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        mine.insert(0, folder)
+        folder = folder.parent
+    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        for f in mine:
+            f.mkdir()
+            if made is not None:
+                made.append(f)
         tmp = temporary_file(path)
-    except OSError as e:
-        raise DataError(f"cannot write {path}: {e.strerror or e} ({e.filename or path.parent}); choose another "
-                        "path in release.export") from None
-    try:
         b.export(relation, tmp, fmt)
-    except (DataError, KeyboardInterrupt):
-        tmp.unlink(missing_ok=True)
-        raise
-    except Exception as e:
-        tmp.unlink(missing_ok=True)
+    except BaseException as e:
+        _remove_files([tmp] if tmp is not None else [], mine)
+        if isinstance(e, OSError):
+            raise DataError(f"cannot write {path}: {e.strerror or e} ({e.filename or path.parent}); choose another "
+                            "path in release.export") from None
+        if isinstance(e, (DataError, KeyboardInterrupt)) or not isinstance(e, Exception):
+            raise
         raise DataError(f"cannot write {path}: {str(e).splitlines()[0]}") from None
     return tmp
 
 
-def _remove_files(paths) -> None:
+def _remove_files(paths: Sequence[Path], folders: Sequence[Path] = ()) -> None:
+    """Remove temporary files, then the folders made for them, deepest first, each only when empty."""
     for p in paths:
         with contextlib.suppress(OSError):
             p.unlink(missing_ok=True)
+    for f in reversed(folders):
+        with contextlib.suppress(OSError):
+            f.rmdir()

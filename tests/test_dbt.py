@@ -246,6 +246,34 @@ def test_dbt_tests_compare_labels_as_text(dbt_exe, tmp_path):
     assert failed == {"sqlanon_k_anonymity", "sqlanon_l_diversity"}, broken.stdout[-3000:]
 
 
+def test_dbt_tests_count_no_null_as_a_sensitive_value(dbt_exe, tmp_path):
+    """A class of the live source holding one known value and NULLs: the l-diversity test counted the NULL as a
+    second distinct value and passed (a view release withholds such rows)."""
+    db = tmp_path / "warehouse.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT i // 4 AS x, ['a', 'b'][1 + i % 2] AS s FROM range(12) r(i)")
+    con.close()
+    policy = {"source": {"table": "t", "database": str(db)}, "quasi_identifiers": {"x": {"hierarchy": "suppress"}},
+              "sensitive": ["s"], "privacy": {"k": 2, "l_diversity": {"variant": "distinct", "l": 2},
+                                              "t_closeness": {"t": 0.5, "distance": "equal"}},
+              "release": {"name": "rel", "materialize": "none"}}
+    with Anonymization(policy, db=":memory:") as run:
+        assert run.choose().levels == {"x": 0}
+        manifest = tmp_path / "m.json"
+        manifest.write_text(json.dumps(run.manifest(), default=str))
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(db)})
+    assert _generate(manifest, project, "duckdb").exit_code == 0
+    build = _dbt(dbt_exe, project, "build")
+    assert build.returncode == 0 and "PASS=5 " in build.stdout, build.stdout[-3000:]   # the model, 4 tests
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE t SET s = CASE WHEN s = 'a' THEN 'a' END WHERE x = 2")      # 'a', 'a', NULL, NULL
+    con.close()
+    broken = _dbt(dbt_exe, project, "build")
+    assert broken.returncode != 0, broken.stdout[-3000:]
+    failed = set(re.findall(r" FAIL \d+ (sqlanon_[a-z_]+?)_rel", broken.stdout))
+    assert failed == {"sqlanon_l_diversity"}, broken.stdout[-3000:]   # t: P = (1, 0), Q = (0.6, 0.4): 0.4
+
+
 @pytest.mark.parametrize("name", ["hospital", "adult"])
 def test_dbt_postgres_model_is_the_release_and_tests_catch_a_broken_model(dbt_exe, postgres, released,  # noqa: F811
                                                                          tmp_path, name):
@@ -340,6 +368,12 @@ def test_a_project_it_cannot_write_into_is_one_line_and_nothing_written(released
     assert not (tmp_path / "outside").exists() and not Path("/tmp/sqlanon_dbt_abs").exists()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def test_files_named_like_a_temporary_file_are_left_alone(released, tmp_path):
     """Each file is written to a temporary file of its own beside it, then renamed: `X.sqlanon_tmp`, the fixed
     name it used, was overwritten and removed when it was a file of the user's."""
@@ -354,7 +388,9 @@ def test_files_named_like_a_temporary_file_are_left_alone(released, tmp_path):
     assert result.exit_code == 0, result.output
     assert [p.read_text() for p in mine] == ["mine"] * 3
     assert (folder / "hospital_rel.sql").exists()
-    assert not [p for p in project.rglob("*") if p.name.endswith(".sqlanon_tmp") and p not in mine]
+    assert not [p for p in project.rglob("*") if "sqlanon_tmp" in p.name and p not in mine]
+    assert [oct(p.stat().st_mode & 0o777) for p in (folder / "hospital_rel.sql", project / ".sqlanon-dbt.json")] == \
+        [oct(0o666 & ~_umask())] * 2      # as any new file (mkstemp's are 0600)
 
 
 def test_a_models_folder_linked_elsewhere_is_written_through(released, tmp_path):

@@ -552,6 +552,8 @@ def test_a_marginal_over_columns_named_count_counts_in_a_column_of_its_own(tmp_p
     (["__sqlanon_m"], "rel", "name '__sqlanon_m' is reserved"),
     (["main.sqlanon_releases"], "rel", "is reserved"),
     ([None, "REL__MARGINAL_1"], "rel", "two marginals are named 'rel__marginal_1' and 'REL__MARGINAL_1'"),
+    (["main.rel"], "rel", "name 'main.rel' is reserved or is the release's own name"),   # one temporary table
+    (["m", "main.M"], "rel", "two marginals are named 'm' and 'main.M'"),
 ])
 def test_marginal_names_one_to_the_database_are_refused(names, release, message):
     from sqlanon.marginals.collection import Marginal

@@ -518,3 +518,12 @@ def test_a_number_in_the_knowledge_finds_the_release_text_equal_to_it():
     with pytest.raises(PolicyError, match="value '71' does not occur in the release"):
         maxent.solve(K({"given": {"weight": 71}, **item}))
     con.close()
+    # compared exactly: through floats 2^53 + 1 met 2^53, another record
+    con = duckdb.connect()
+    rows = [(f"p{i}", a, s, 1 + i // 4) for i, (a, s) in enumerate(
+        [("9007199254740992", "Flu"), ("9007199254741002", "HIV"), ("9007199254740992", "HIV"),
+         ("9007199254741002", "Flu")])]
+    maxent = MaxEnt(wrap_connection(con), release_tables(con, rows, ["acct"]))
+    with pytest.raises(PolicyError, match="value '9007199254740993' does not occur in the release"):
+        maxent.solve(K({"given": {"acct": 9007199254740993}, **item}))
+    con.close()

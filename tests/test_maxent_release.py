@@ -80,6 +80,19 @@ def test_bucketize_is_distinct_l_diverse(adult_con, exact, not_counted):
         assert rel.left_out["not_counted"] == 0 and rel.rows > 4 * rel.buckets
 
 
+@pytest.mark.parametrize("name", ["bucket", "Bucket", "PSEUDONYM", "Count"])
+def test_bucketize_refuses_the_names_of_its_columns_in_any_case(name):
+    """A quasi-identifier `Bucket` was taken for the bucket column by DuckDB: the sensitive table was grouped by
+    it, and a ward of one patient published with that patient's value (only `bucket` was refused)."""
+    con = duckdb.connect()
+    con.execute(f'CREATE TABLE t AS SELECT i % 9 AS "{name}", i % 5 AS age, [\'a\', \'b\', \'c\'][1 + i % 3] AS s '
+                "FROM range(40) r(i)")
+    with pytest.raises(PolicyError, match=f"column '{name}' has a name the bucketized tables use"):
+        bucketize(wrap_connection(con), "t", [name, "age"], "s", 2, "b")
+    assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'b\\_%' ESCAPE '\\'").fetchone()[0] == 0
+    con.close()
+
+
 @pytest.mark.parametrize("qi, sensitive", [("start", "s"), ("r", "s"), ("cap", "s"), ("counted", "s"),
                                             ("planned", "s"), ("__value", "s"), ("age", "r"), ("age", "start")])
 def test_bucketize_whatever_the_columns_are_named(qi, sensitive):
@@ -515,6 +528,7 @@ def test_two_releases_open_on_one_connection_keep_their_own_tables(tmp_path):
     (lambda: plan_buckets({"x": 5}, 1, not_counted=["zz"]), "option '--not-counted': value 'zz' does not occur"),
     (lambda: sample_buckets(5, 0, "s"), "option '--buckets': must be a positive number of buckets; got 0"),
     (lambda: check_name("9abc", "--name"), "option '--name': must be a table name"),
+    (lambda: check_name("__SQLANON_x", "--name"), "option '--name': names starting with __sqlanon (in any case)"),
 ])
 def test_bucketize_names_its_options_as_options(call, text):
     """They were named as policy fields ("policy field 'l'"), which the user never wrote."""

@@ -282,6 +282,16 @@ def test_a_view_release_records_no_table_of_suppressed_blocks_it_never_writes(ws
     path.write_text(yaml.safe_dump(policy))
     assert cli("anonymize", path, "-q").exit_code == 0
     assert db_state(ws / "data.duckdb")["rel__suppressed"][0] == 1
+    # a view release of older code wrote the table of its suppressed blocks' codes (q<i>_<level>): that one is its
+    # leftover, and dropped
+    con = duckdb.connect(str(ws / "data.duckdb"))
+    con.execute("DROP TABLE rel__suppressed")
+    con.execute("CREATE TABLE rel__suppressed AS SELECT 1::BIGINT AS q0_1, 0::BIGINT AS q1_2")
+    con.execute(f"INSERT INTO {CATALOG} SELECT seq, 'rel__suppressed', 'suppressed', release, release_id, "
+                f"policy_sha256, node, rows, created, NULL FROM {CATALOG} WHERE name = 'rel' AND kind = 'table'")
+    con.close()
+    assert cli("anonymize", path, "-q").exit_code == 0
+    assert "rel__suppressed" not in db_state(ws / "data.duckdb")
 
 
 def test_names_like_a_temporary_name_are_never_touched(ws):
@@ -306,6 +316,10 @@ def test_names_like_a_temporary_name_are_never_touched(ws):
     assert [(ws / f).read_text() for f in files] == ["mine"] * 4
     assert (ws / "rel.csv").exists() and (ws / "rel.manifest.json").exists() and (ws / "out.json").exists()
     assert not [p for p in ws.iterdir() if p.name.startswith(".") and "sqlanon_tmp" in p.name]
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for written in ("rel.manifest.json", "out.json", "rel.csv"):      # the mode of any new file, not mkstemp's 0600
+        assert (ws / written).stat().st_mode & 0o777 == 0o666 & ~mask, written
 
 
 def test_an_export_that_cannot_be_written_leaves_no_release(ws, monkeypatch):
@@ -319,17 +333,23 @@ def test_an_export_that_cannot_be_written_leaves_no_release(ws, monkeypatch):
     assert state(ws) == before
     from sqlanon.engines.duckdb import DuckDBBackend
 
-    def failing(self, relation, path, fmt):
+    written = DuckDBBackend.export
+
+    def failing(self, relation, path, fmt):      # the CSV is written, then the Parquet file fails
+        if fmt == "csv":
+            return written(self, relation, path, fmt)
         Path(path).write_text("half")
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(DuckDBBackend, "export", failing)
-    r = cli("anonymize", write_policy(ws, export=["rel.parquet"]), "-q")
+    r = cli("anonymize", write_policy(ws, export=["fresh/sub/rel.csv", "rel.parquet"]), "-q")
     assert r.exit_code == 2 and "cannot write" in r.stderr and "No space left on device" in r.stderr, r.output
     after = state(ws)
     assert after[0] == before[0] and set(after[1]) == set(before[1]) | {"policy.yaml"}
+    assert not (ws / "fresh").exists()          # the folders made for an export that failed
     monkeypatch.undo()
-    assert cli("anonymize", write_policy(ws, export=["new/rel.parquet"]), "-q").exit_code == 0
-    assert (ws / "new" / "rel.parquet").exists() and [p.name for p in (ws / "new").iterdir()] == ["rel.parquet"]
+    long_name = "r" * 240 + ".parquet"         # near the file system's 255: the temporary name must fit too
+    assert cli("anonymize", write_policy(ws, export=[f"new/{long_name}"]), "-q").exit_code == 0
+    assert [p.name for p in (ws / "new").iterdir()] == [long_name]
 
 
 def test_marginal_companions_follow_the_same_rule(ws):

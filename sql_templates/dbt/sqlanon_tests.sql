@@ -14,6 +14,9 @@
     sqlanon_suppression   one row when the model leaves out more source rows than the policy's
                           max_suppression allows (suppressed classes, and values no hierarchy maps)
 
+    A row without a sensitive value is no value of its class: l-diversity and t-closeness count the values a
+    class holds (a NULL beside one known value made two distinct ones; a view release withholds such rows).
+
     A class is a combination of the quasi-identifiers' labels as the model shows them, compared as text
     (`sqlanon_model`): values equal in their type but written apart (-0.0 beside 0.0 of a double at level 0)
     are two classes to a reader, and to sqlanon; grouped by value they were one, and a singleton passed.
@@ -25,12 +28,15 @@
 {%- for c in columns %}{{ prefix }}{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor -%}
 {%- endmacro %}
 
-{% macro sqlanon_model(model, quasi_identifiers, others) -%}
+{% macro sqlanon_model(model, quasi_identifiers, others, valued=none) -%}
 {%- set columns = [] -%}
 {%- for c in quasi_identifiers %}{% do columns.append('cast(' ~ adapter.quote(c) ~ ' as ' ~ dbt.type_string() ~ ') as ' ~ adapter.quote(c)) %}{% endfor -%}
 {%- for c in others if c %}{% do columns.append(adapter.quote(c)) %}{% endfor -%}
 select {{ columns | join(', ') }}
 from {{ model }}
+{%- if valued %}
+where {{ adapter.quote(valued) }} is not null
+{%- endif %}
 {%- endmacro %}
 
 {% macro sqlanon_count(entity_key) -%}
@@ -47,7 +53,7 @@ having {{ sqlanon_count(entity_key) }} < {{ k }}
 
 {% test sqlanon_l_diversity(model, quasi_identifiers, sensitive, variant, l, c=none, entity_key=none) %}
 {%- set qi = sqlanon_column_list(quasi_identifiers) %}
-with sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key]) }}
+with sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key], sensitive) }}
 ), sqlanon_cells as (
     select {{ qi }}, {{ adapter.quote(sensitive) }} as sqlanon_value,
            cast({{ sqlanon_count(entity_key) }} as double precision) as sqlanon_n
@@ -85,13 +91,14 @@ where {{ l }} > 1 and not (sqlanon_top_count < {{ c }} * sqlanon_tail * (1 - 1e-
 with sqlanon_whole as (
     select {{ s }} as sqlanon_value, cast({{ sqlanon_count(entity_key) }} as double precision) as sqlanon_n
     from {{ source_relation }}
+    where {{ s }} is not null
     group by {{ s }}
 ), sqlanon_q as (
     select sqlanon_value, sqlanon_n / sum(sqlanon_n) over () as sqlanon_q,
            row_number() over (order by sqlanon_value) as sqlanon_pos,
            count(*) over () as sqlanon_m
     from sqlanon_whole
-), sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key]) }}
+), sqlanon_model as ({{ sqlanon_model(model, quasi_identifiers, [sensitive, entity_key], sensitive) }}
 ), sqlanon_cells as (
     select {{ qi }}, {{ s }} as sqlanon_value, cast({{ sqlanon_count(entity_key) }} as double precision) as sqlanon_n
     from sqlanon_model

@@ -23,7 +23,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import _ASCII_LOWER, Catalog, Target, check_targets, leftovers, new_release_id, policy_hash, reserved
+from ..catalog import (
+    _ASCII_LOWER,
+    Catalog,
+    Target,
+    _parts,
+    check_targets,
+    leftovers,
+    new_release_id,
+    policy_hash,
+    reserved,
+)
 from ..errors import PolicyError
 from ..frequency import source_changed
 from ..release import Companion, Output, _drop_quietly, _drop_stale, check_as_judged
@@ -73,7 +83,9 @@ def marginal_names(release_name: str, marginals: list[Marginal]) -> list[str]:
 
 
 def _key(name: str) -> str:
-    return name.translate(_ASCII_LOWER).lower()
+    """A name as the database tells tables apart: its last part (``main.rel`` is ``rel``: schemas are not compared,
+    which refuses two marginals in two schemas of one name too), its letters folded."""
+    return _parts(name)[-1].translate(_ASCII_LOWER).lower()
 
 
 def _columns(session, m: Marginal) -> list[dict]:

@@ -41,10 +41,9 @@ import pandas as pd
 from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import values_named
-from .tables import atomic_tables, check_name, output_name, tmp_name
+from .tables import RESERVED_COLUMNS, atomic_tables, check_name, output_name, reserved_column, tmp_name
 
 DEFAULT_SEED = "20080609"      # SIGMOD 2008, June 9: the seed of the within-value row order
-RESERVED = ("pseudonym", "bucket", "count")
 
 
 @dataclass
@@ -165,9 +164,9 @@ def _check_columns(backend, source: str, qis: list[str], sensitive: str, label: 
         for c in names:
             if c not in columns:
                 raise DataError(f"{fieldname}: column '{c}' is not in the source {label}")
-            if c in RESERVED:
+            if reserved_column(c):
                 raise PolicyError(fieldname, f"column '{c}' has a name the bucketized tables use "
-                                  f"({', '.join(RESERVED)}); rename it in a source query")
+                                  f"({', '.join(RESERVED_COLUMNS)}, in any case); rename it in a source query")
     # a caseless collation (or citext) would make 'Flu' and 'FLU' one value to the buckets' GROUP BY, two in
     # the published tables: refused, with the way out, as `sqlanon anonymize` refuses it
     backend.refuse_collated(source, qis + [sensitive], f"the source {label}", columns)

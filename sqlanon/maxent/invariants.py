@@ -28,9 +28,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError, PolicyError
+from .tables import reserved_column
 
 PREFIX = "__sqlanon_maxent"
-RESERVED = ("bucket", "count", "pseudonym")
 
 
 @dataclass
@@ -144,7 +144,7 @@ def _check_release_columns(backend, release: ReleaseTables) -> None:
     for c in release.quasi_identifiers:
         if c not in qit:
             raise DataError(f"quasi-identifier '{c}' is not a column of {release.qit}")
-        if c in RESERVED:
+        if reserved_column(c):
             raise PolicyError("quasi_identifiers", f"column '{c}' has a name the bucketized tables use")
     if "bucket" not in qit:
         raise DataError(f"{release.qit} has no column 'bucket'; a bucketized release's quasi-identifier table "

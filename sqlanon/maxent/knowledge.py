@@ -43,6 +43,7 @@ set of 0/1 linear constraints over the cells, the solver's input (`sqlanon.maxen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -380,23 +381,23 @@ def _match_q(problem, given: tuple, field: str) -> np.ndarray:
     return mask
 
 
+def _decimal(value) -> Decimal | None:
+    """`value` (a number, or a text) as an exact finite decimal; None when it is none."""
+    try:
+        number = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
 def _numeric_match(texts: list[str], value, field: str) -> int | None:
     """The code of the one published text equal to `value` as a number (`70` in the knowledge file, ``70.0`` in
     a DOUBLE column's release), or None; two such texts (``0.0`` and ``-0.0``, two labels to a reader) are
-    refused as ambiguous."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
+    refused as ambiguous. Compared as exact decimals: through floats, 9007199254740993 met 9007199254740992."""
+    number = _decimal(value)
+    if number is None:
         return None
-    if number != number:        # NaN equals nothing
-        return None
-    equal = []
-    for code, text in enumerate(texts):
-        try:
-            if float(text) == number:
-                equal.append(code)
-        except ValueError:
-            continue
+    equal = [code for code, text in enumerate(texts) if _decimal(text) == number]
     if len(equal) > 1:
         raise PolicyError(field, f"value {value!r} is equal to {', '.join(repr(texts[c]) for c in equal)} in the "
                           "release; write the one meant as the release shows it")

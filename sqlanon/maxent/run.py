@@ -27,7 +27,7 @@ from .invariants import PREFIX, Problem, ReleaseTables, load_problem
 from .knowledge import Knowledge, Rules, build_system
 from .rules import MinedRule, mine_rules
 from .solver import DEFAULT_TOLERANCE, Solution, solve
-from .tables import atomic_tables, check_name, tmp_name
+from .tables import atomic_tables, check_name, reserved_column, tmp_name
 
 
 @dataclass
@@ -331,7 +331,7 @@ def open_release(policy, buckets: str | None = None, node: dict | None = None, d
         supp = run.fs.create_suppressed_table(result, name=f"{mine}_suppressed")
         rows, st = f"{mine}_released", f"{mine}_blocks"
         for c in qis + [sensitive]:
-            if c in ("bucket", "count", "pseudonym"):
+            if reserved_column(c):
                 raise PolicyError("quasi_identifiers", f"column '{c}' has a name Privacy-MaxEnt's tables use")
         run.backend.execute("maxent_generalized_rows.sql", out=rows, source=run.source, qis=run.fs.qis,
                             sensitive=sensitive, node=[(run.fs.qi(q), lvl) for q, lvl in levels.items()],

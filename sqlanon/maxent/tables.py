@@ -13,6 +13,7 @@ import contextlib
 import re
 from collections.abc import Sequence
 
+from ..catalog import _ASCII_LOWER
 from ..errors import PolicyError
 from ..templates import temporary_relation
 
@@ -23,9 +24,24 @@ def check_name(name: str, field: str) -> str:
     """A table name the user chose: letters, digits and _, not starting with the reserved __sqlanon."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise PolicyError(field, f"must be a table name of letters, digits and _; got {name!r}")
-    if name.startswith("__sqlanon"):
-        raise PolicyError(field, "names starting with __sqlanon are reserved")
+    if name.translate(_ASCII_LOWER).startswith("__sqlanon"):
+        raise PolicyError(field, "names starting with __sqlanon (in any case) are reserved")
     return name
+
+
+# columns of the bucketized and Privacy-MaxEnt tables: a source column of one of these names, in any case (DuckDB
+# and Spark match column names whatever the case of their ASCII letters), would be read in their place
+RESERVED_COLUMNS = ("bucket", "count", "pseudonym")
+
+
+def reserved_column(name: str) -> bool:
+    """Whether a source column's name is one of `RESERVED_COLUMNS`, in any case.
+
+    Examples:
+        >>> reserved_column("Bucket"), reserved_column("buckets")
+        (True, False)
+    """
+    return name.lower() in RESERVED_COLUMNS or name.translate(_ASCII_LOWER) in RESERVED_COLUMNS
 
 
 def output_name(given: str | None, default: str) -> str:
