@@ -123,7 +123,7 @@ FROM {{ source | relation }} AS src
 {% if not distinct_rows %}
 GROUP BY
 {% for q in qis %}
-    m{{ loop.index0 }}."c0"{% if not loop.last or sensitives %},{% endif %}
+    m{{ loop.index0 }}."c0"{% if not loop.last or sensitives or entity %},{% endif %}
 
 {% endfor %}
 {% for s in sensitives %}

@@ -870,12 +870,14 @@ class FrequencySet:
         raise KeyError(name)
 
     def node_counts(self, levels: dict[str, int], sensitive: Sequence[str] = (), refine: Sequence[str] = (),
-                    source_table: str | None = None) -> NodeCounts:
+                    source_table: str | None = None, source_entity: str | None = None) -> NodeCounts:
         """Roll the frequency set up to a node and fetch per-block counts.
 
         levels:    attribute -> generalization level (a node of the lattice of that subset of attributes);
         sensitive: attributes whose per-block value counts are wanted (a (B, m) matrix each);
-        refine:    extra sensitive attributes added to the block key (multi-attribute l-diversity, Def. 4.6).
+        refine:    extra sensitive attributes added to the block key (multi-attribute l-diversity, Def. 4.6);
+        source_table, source_entity: another wide frequency set (a k-map population's) and the entity column
+                   it counts persons by (None: rows; the run's own entity key is not a column there).
         """
         rolled = self.rolled_up()
         if rolled is not None and not refine and source_table is None:
@@ -891,7 +893,8 @@ class FrequencySet:
         # a population's table (k-map) is in the engine; the node's own counts wherever the frequency set is
         backend = self.backend if source_table else self.counts
         data = backend.fetchnumpy("node_counts.sql", table=source_table or self.wide_table,
-                                  block_cols=block_cols + refine_cols, pivots=pivots, entity=self.entity)
+                                  block_cols=block_cols + refine_cols, pivots=pivots,
+                                  entity=self.entity if source_table is None else source_entity)
         key_cols = block_cols + refine_cols
         codes = (np.column_stack([np.asarray(data[c], dtype=np.int64) for c in key_cols])
                  if key_cols else np.zeros((len(data["n"]), 0), dtype=np.int64))

@@ -265,6 +265,30 @@ def test_delta_min_fails_a_node_whatever_model_suppresses_a_class(tmp_path, priv
     con.close()
 
 
+@pytest.mark.parametrize("population_has_key", [True, False])
+def test_kmap_and_delta_presence_with_an_entity_key(tmp_path, population_has_key):
+    """With an entity key the population's node counts asked for the entity column its frequency set never had (a
+    Binder Error on every such policy). A population holding the key counts persons, as the table does; one
+    without it counts rows, each a person."""
+    import duckdb
+    con = duckdb.connect()
+    # 12 persons, 2 rows each, in 6 classes of 2 persons; the population is the table itself (or its persons)
+    con.execute("CREATE TABLE t AS SELECT i // 2 AS pid, (i // 4) % 6 AS a, ['x', 'y'][1 + i % 2] AS s "
+                "FROM range(24) r(i)")
+    con.execute("CREATE TABLE pop AS SELECT pid, a FROM t" if population_has_key else
+                "CREATE TABLE pop AS SELECT DISTINCT pid // 1 AS person, a FROM t")
+    (tmp_path / "a.csv").write_text("a,l1\n" + "".join(f"{i},{i // 3}\n" for i in range(6)))
+    for privacy, node_0 in (({"k_map": {"k": 2, "population": "pop"}}, True),
+                            ({"k_map": {"k": 3, "population": "pop"}}, False),
+                            ({"delta_presence": {"delta_min": 0.9, "delta_max": 1.0, "population": "pop"}}, True)):
+        policy = {"source": {"table": "t"}, "quasi_identifiers": {"a": {"hierarchy": str(tmp_path / "a.csv")}},
+                  "sensitive": ["s"], "entity_key": "pid", "privacy": privacy}
+        with Anonymization(policy, connection=con) as run:
+            assert run.evaluate({"a": 0}).satisfied == node_0, privacy      # 2 persons per class either way
+            assert run.evaluate({"a": 1}).satisfied, privacy
+    con.close()
+
+
 def test_a_population_in_another_schema(tmp_path):
     """`schema.table` as the population: its name was quoted as one identifier ('"people.census"'), so k-map and
     delta-presence stopped with the database's Catalog Error."""

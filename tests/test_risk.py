@@ -58,6 +58,11 @@ def test_journalist_on_hand_computed_pairs():
     # a population class smaller than the sample's is raised to it, and counted
     j = measures.journalist([3], [1], [2])
     assert j["journalist"]["max"] == pytest.approx(1 / 3) and j["journalist"]["population_smaller"] == 2
+    # a table class the population lacks (F = 0) matches no population class: with 3 population classes, the
+    # two matched leave one no table row falls in (counted as matched, it was hidden: min was 0.5)
+    j = measures.journalist([1, 2, 4], [2, 4, 0], [1, 1, 1], population_classes=3)
+    assert j["delta_presence"]["min"] == 0.0
+    assert measures.journalist([1, 2, 4], [2, 4, 0], [1, 1, 1], population_classes=2)["delta_presence"]["min"] == 0.5
 
 
 # -- estimators -----------------------------------------------------------------------------------
@@ -474,3 +479,23 @@ def test_a_table_lacking_a_column_is_named_as_the_user_named_it(tmp_path):
     assert r.exit_code == 2
     assert r.stderr.strip() == ("sqlanon: error: table nosex: has no column 'sex' (a quasi-identifier of the policy); "
                                 "its columns: age, marital_status, race")
+
+
+def test_a_population_holding_the_entity_key_counts_persons(tmp_path):
+    """The table counts persons with an entity key; the population was counted in rows, so a population that is
+    the table itself (12 persons, 2 rows each) read as 24 people: journalist risk halved, k-map doubled (the
+    unsafe side)."""
+    db = tmp_path / "p.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT i // 2 AS pid, (i // 4) % 6 AS a, ['x', 'y'][1 + i % 2] AS s "
+                "FROM range(24) r(i)")
+    con.execute("CREATE TABLE census AS SELECT * FROM t")
+    con.close()
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"source": {"table": "t", "database": str(db)}, "entity_key": "pid",
+                                    "quasi_identifiers": {"a": {"hierarchy": "suppress"}}, "sensitive": ["s"],
+                                    "privacy": {"k": 2}}))
+    got = risk_of(str(path), population="census")
+    assert got["prosecutor"]["max"] == got["journalist"]["max"] == pytest.approx(0.5)
+    assert got["k_map"] == 2 and got["delta_presence"] == pytest.approx({"min": 1.0, "max": 1.0})
+    assert got["population_uniques"]["population_size"] == 12

@@ -260,6 +260,7 @@ class KMapPopulation(Criterion):
         self.k_map = int(k)     # not `k`: k-map may ask for more people than the sample has rows
         self.population = population
         self._wide: dict[int, str] = {}      # id(frequency set) -> the population's wide frequency set
+        self._entity: dict[int, str | None] = {}     # id(frequency set) -> the entity key the population counts by
 
     def block_ok(self, counts: np.ndarray) -> np.ndarray:
         return np.ones(len(np.asarray(counts)), dtype=bool)   # decided by `population_ok`
@@ -287,7 +288,11 @@ class KMapPopulation(Criterion):
                                 f"'{q.name}' in '{self.population}' are not in its hierarchy; k-map against a "
                                 "population needs hierarchies that list the population's values (a taxonomy file)")
         fs_table, wide = f"{fs.prefix}_pop_fs", f"{fs.prefix}_pop_wide"
-        ctx = {"source": self.population, "qis": fs.qis, "sensitives": [], "fs": fs_table, "wide": wide, "entity": None}
+        # persons, as the table counts them, when the population holds the entity key; else its rows are persons
+        key = fs.policy.entity_key
+        self._entity[id(fs)] = key if key is not None and key in have else None
+        ctx = {"source": self.population, "qis": fs.qis, "sensitives": [], "fs": fs_table, "wide": wide,
+               "entity": self._entity[id(fs)]}
         b.execute("frequency_set.sql", **ctx)
         b.execute("wide_frequency_set.sql", **ctx)
         self._wide[id(fs)] = wide
@@ -299,7 +304,7 @@ class KMapPopulation(Criterion):
 
     def match(self, fs, levels: dict[str, int], block_codes: np.ndarray) -> tuple[np.ndarray, int]:
         """(rows of each sample block's population class, 0 when it has none; the population's classes)."""
-        pop = fs.node_counts(levels, source_table=self.prepare(fs))
+        pop = fs.node_counts(levels, source_table=self.prepare(fs), source_entity=self._entity.get(id(fs)))
         radices = [fs.radix(a, lvl) for a, lvl in levels.items()]
         keys, pop_keys = _packed(block_codes, radices), _packed(pop.block_codes, radices)
         order = np.argsort(pop_keys, kind="stable")

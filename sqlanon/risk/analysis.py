@@ -70,11 +70,12 @@ def smallest_classes(backend: Backend, relation: str, keys: list[Key], entity: s
 
 
 def population_pairs(backend: Backend, relation: str, keys: list[Key], population: str, population_keys: list[Key],
-                     entity: str | None = None, classes: str | None = None
+                     entity: str | None = None, classes: str | None = None, population_entity: str | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sample class size, matching population class size, number of classes) triples."""
     data = backend.fetchnumpy("risk_population_histogram.sql", relation=relation, keys=keys, entity=entity,
-                              population=population, population_keys=population_keys, classes=classes)
+                              population=population, population_keys=population_keys, classes=classes,
+                              population_entity=population_entity)
     return (np.asarray(data["sample_size"], dtype=np.int64), np.asarray(data["population_size"], dtype=np.int64),
             np.asarray(data["classes"], dtype=np.int64))
 
@@ -104,21 +105,25 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     out["journalist"] = None
     out["population_uniques"] = None
     if population is not None:
-        f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work)
+        # persons, as the table counts them, when the population holds the entity key (else its rows are persons)
+        pop_entity = entity if entity is not None and entity in dict(backend.columns(population)) else None
+        f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work,
+                                   pop_entity)
         if len(F) and not np.any(np.asarray(F) > 0):
             # every journalist figure would silently be the prosecutor's: the two hold different values (a
             # release's labels against a population's raw values, most likely)
             raise UserError(f"--population: no class of the table occurs in {population}: their quasi-identifier "
                             "values differ (a release's generalized labels against raw values?); for a release give "
                             "--manifest with the population, which generalizes the population to the release's node")
-        _, population_classes = histogram(backend, population, population_keys or keys)
+        pop_sizes, population_classes = histogram(backend, population, population_keys or keys, pop_entity)
         j = measures.journalist(f, F, c, threshold, int(population_classes.sum()))
         out["journalist"] = j["journalist"]
         out["marketer"] = j["marketer"]
         out["k_map"] = j["k_map"]
         out["delta_presence"] = j["delta_presence"]
         if population_size is None and sampling_fraction is None:
-            population_size = float(backend.fetchrow("count_rows.sql", relation=population)[0])
+            population_size = (float((pop_sizes * population_classes).sum()) if pop_entity else
+                               float(backend.fetchrow("count_rows.sql", relation=population)[0]))
     if sampling_fraction is not None:
         population_size = out["rows"] / float(sampling_fraction)
     if population_size is not None and out["rows"]:

@@ -74,6 +74,9 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
     F = np.asarray(population_sizes, dtype=np.int64).reshape(-1)
     c = np.asarray(classes, dtype=np.int64).reshape(-1)
     smaller = int(c[f > F].sum())
+    # population classes some table class falls in (a table class the population lacks, F = 0, matches none:
+    # counted, it hid the population class no table row falls in, whose f / F is 0)
+    matched = int(c[F > 0].sum())
     F = np.maximum(F, f)
     rows = int((f * c).sum())
     risky = at_risk(F, threshold)
@@ -84,7 +87,7 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
                        "threshold": threshold, "population_smaller": smaller},
         "marketer": float((f * c / F).sum()) / rows if rows else 0.0,
         "k_map": int(F.min()) if len(F) else 0,
-        "delta_presence": {"min": 0.0 if population_classes is not None and population_classes > int(c.sum())
+        "delta_presence": {"min": 0.0 if population_classes is not None and population_classes > matched
                            else (float((f / F).min()) if len(F) else 0.0),
                            "max": float((f / F).max()) if len(F) else 0.0},
     }
