@@ -35,8 +35,12 @@ rows) and discernibility (of every node, so the best one's value cannot stand in
 are withheld too, since either, with the release's own row count, gives the number of suppressed
 rows; so are the risk section's figures of the source that would give its row count (its average risk, its
 rows at risk, its rows and classes per risk band: a band of one class size gives its rows, and their bars).
-A median class size below `min_cell` is masked too. Counts of classes (not of rows), the lattice, the
-privacy values other than k, and the other metrics of nodes are kept.
+A median class size below `min_cell` is masked too. Where a table's bands (risk bands, histogram bins) have a
+total printed elsewhere and one band's rows are a small cell, every band holding rows is masked with its classes
+(the total less the others gave the small one; a band of one class size gives its rows by its classes), and the
+risk bars of that side are drawn alike, with no counts in their tooltips; with the source's rows withheld, so are
+its classes and sample uniques (all unique, they equal its rows). Other counts of classes (not of rows), the
+lattice, the privacy values other than k, and the other metrics of nodes are kept.
 """
 from __future__ import annotations
 
@@ -123,8 +127,27 @@ class Cells:
 
     def share(self, n, total) -> str:
         if self.hidden(n) or not total:
-            return "-" if not total else f"< {100 * self.min_cell / total:.2g} %"
+            # a bound, never above 100 % (a table of fewer rows than min_cell printed "< 1.7e+02 %")
+            return "-" if not total else f"< {min(100.0, 100 * self.min_cell / total):.2f} %"
         return f"{100 * n / total:.2f} %"
+
+    def classes(self, n, rows) -> Markup:
+        """A number of classes, masked in an external report where the rows they hold are a small cell: with a
+        band of one class size, or beside an average risk (classes / rows), it gives those rows away."""
+        return self._masked() if self.hidden(rows) or self.hidden(n) else self.count(n)
+
+    def bands(self, pairs) -> list[tuple[Markup, Markup]]:
+        """(classes, rows) per band of a table whose total is printed elsewhere, as printed. In an external report,
+        when one band's rows are a small cell every band holding rows is masked, its classes too: the total less
+        the other bands gave the small one, and a band of one class size gives its rows by its classes."""
+        pairs = [(int(c), int(r)) for c, r in pairs]
+        if any(self.hidden(r) for _, r in pairs):
+            return [(self._masked(), self._masked()) if r else (self.count(0), self.count(0)) for _, r in pairs]
+        return [(Markup(f"{c:,}"), self.count(r)) for c, r in pairs]
+
+    def masks_bands(self, rows) -> bool:
+        """Whether `bands` masks these bands' rows."""
+        return any(self.hidden(r) for r in rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -508,7 +531,10 @@ def render(context: dict) -> str:
         lattice_svg=lattice_svg(names, heights, ctx["states"]),
         levels_svg=minimal_levels_svg(names, heights, ranked, ctx["chosen_node"]),
         histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]),
-        risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"], source=ctx["rows"] is not None),
+        histogram_cells=ctx["cells"].bands([(b["classes"], b["rows"]) for b in ctx["histogram"]]),
+        risk_band_cells={side: ctx["cells"].bands([(b[side]["classes"], b[side]["rows"]) for b in ctx["risk"]["bands"]])
+                         for side in ("before", "after")},
+        risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"], source=ctx["rows"] is not None, cells=ctx["cells"]),
         pct=lambda x: f"{100 * x:.2f} %",
         top_risk=lambda x: top_risk(ctx["cells"], x))
 

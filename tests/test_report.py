@@ -287,3 +287,38 @@ def test_a_chosen_node_that_fails_now_says_what_its_attacks_read(tmp_path):
     page = out.read_text()
     assert "does NOT satisfy the policy on the data as it is now" in page
     assert "the attacks read every class, the failing ones included" in page
+
+
+def _risk_table(page: str, table: str) -> str:
+    body = page[page.index(f'id="{table}"'):]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body[:body.index("</table>")]))
+
+
+def test_external_risk_section_gives_no_small_cell_away():
+    """helper-40: the bars' tooltips printed exact rows under min_cell; a band of one class size printed its
+    classes (3 unique classes: 3 rows); the release's total less the other bands gave a masked band; and with the
+    source's rows withheld, its classes and sample uniques (all unique: its rows) were printed."""
+    con = duckdb.connect()
+    # three people alone, and one class of 50: k = 1 keeps every row
+    con.execute("CREATE TABLE t AS SELECT CASE WHEN i < 3 THEN 'u' || i ELSE 'big' END AS g, 'v' || (i % 4) AS s "
+                "FROM range(53) r(i)")
+    run = sqlanon.search_and_choose(con, {"source": {"table": "t"}, "quasi_identifiers": {"g": {"hierarchy": "suppress"}},
+                                          "sensitive": ["s"], "privacy": {"k": 1}})
+    assert run.chosen.levels == {"g": 0}
+    external = render(report_context(run, ReportOptions(external=True)))
+    titles = re.findall(r'<rect class="riskbar[^>]*><title>([^<]*)</title>', external)
+    assert titles and all("not shown" in t or t.endswith(": 0 rows in 0 classes") for t in titles), titles
+    bands = _risk_table(external, "risk-bands")
+    assert "1 (unique) &lt; 10 &lt; 10 &lt; 10 &lt; 10" in bands and " 50 " not in bands, bands
+    assert "1 (unique) 3 3 3 3" in _risk_table(render(report_context(run)), "risk-bands")
+    run.close()
+    # all unique, 3 rows suppressed: the source's rows are withheld, and so are its classes and uniques (43)
+    con.execute("CREATE TABLE u AS SELECT i AS g, 'v' || (i % 4) AS s FROM range(43) r(i)")
+    run = sqlanon.search_and_choose(con, {"source": {"table": "u"},
+                                          "quasi_identifiers": {"g": {"hierarchy": "intervals", "widths": [5]}},
+                                          "sensitive": ["s"], "privacy": {"k": 5, "max_suppression": 0.1}})
+    assert run.chosen.levels == {"g": 1} and run.chosen.result.suppressed_rows == 3
+    table = _risk_table(render(report_context(run, ReportOptions(external=True))), "risk-table")
+    assert "43" not in table and table.count("withheld") >= 4, table
+    run.close()
+    con.close()

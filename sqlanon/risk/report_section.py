@@ -50,14 +50,21 @@ def top_risk(cells, highest: float) -> str:
     return f"{100 * highest:.2f} %"
 
 
-def risk_svg(bands: list[dict], unit: str, source: bool = True) -> Markup:
+def risk_svg(bands: list[dict], unit: str, source: bool = True, cells=None) -> Markup:
     """Records per risk band, the source's bar beside the release's (the release's alone without `source`: an
-    external report that withholds the source's row count, which the bars' common scale would give away)."""
+    external report that withholds the source's row count, which the bars' common scale would give away).
+    With `cells` (`sqlanon.report.Cells`) of an external report where a side's band holds fewer rows than
+    `min_cell`, every band of that side holding rows is drawn as high as `min_cell` rows, with no count in its
+    tooltip: exact heights and tooltips gave the small count (as its table does: `Cells.bands`)."""
     width, height, left, bottom, top = 960, 240, 60, 50, 20
     n = len(bands)
     group = (width - left - 20) / max(n, 1)
     keys = (("before", "#bdbdbd"), ("after", "#d7301f")) if source else (("after", "#d7301f"),)
-    peak = max([b[key]["rows"] for b in bands for key, _ in keys] + [1])
+    masked = {key: cells is not None and cells.masks_bands([b[key]["rows"] for b in bands]) for key, _ in keys}
+
+    def drawn(key: str, n: int) -> int:
+        return cells.min_cell if masked[key] and n else n
+    peak = max([drawn(key, b[key]["rows"]) for b in bands for key, _ in keys] + [1])
     body = [f'<line x1="{left}" y1="{height - bottom}" x2="{left + group * n:.1f}" y2="{height - bottom}" '
             'stroke="#666"/>',
             (f'<text x="{left + group * n / 2:.0f}" y="{height - 8}" class="axis" text-anchor="middle">'
@@ -67,11 +74,13 @@ def risk_svg(bands: list[dict], unit: str, source: bool = True) -> Markup:
     for i, b in enumerate(bands):
         x = left + i * group
         for j, (key, color) in enumerate(keys):
-            h = (height - bottom - top) * b[key]["rows"] / peak
+            h = (height - bottom - top) * drawn(key, b[key]["rows"]) / peak
+            title = ("not shown in an external report" if masked[key] and b[key]["rows"] else
+                     f'{b[key]["rows"]:,} {html.escape(unit)} in {b[key]["classes"]:,} classes')
             body.append(f'<rect class="riskbar {key}" x="{x + 6 + j * (group - 12) / 2:.1f}" '
                         f'y="{height - bottom - h:.1f}" '
                         f'width="{(group - 12) / 2 - 2:.1f}" height="{h:.1f}" fill="{color}"><title>{key}: '
-                        f'{b[key]["rows"]:,} {html.escape(unit)} in {b[key]["classes"]:,} classes</title></rect>')
+                        f'{title}</title></rect>')
         body.append(f'<text x="{x + group / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle" class="tick">'
                     f'{html.escape(b["label"])}</text>')
     return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
