@@ -95,9 +95,7 @@ class Catalog:
     def key(self, name: str) -> str:
         """How the engine compares names: PostgreSQL keeps case (names are quoted), DuckDB folds the case of ASCII
         letters only (it holds "été" and "ÉTÉ" apart), Spark lower-cases."""
-        if self.b.engine == "postgres":
-            return name
-        return name.translate(_ASCII_LOWER) if self.b.engine == "duckdb" else name.lower()
+        return name_key(self.b.engine, name)
 
     def exists(self) -> bool:
         return self.b.relation_kind(CATALOG) is not None
@@ -176,6 +174,20 @@ def json_default(o):
 
 
 # -- ownership ------------------------------------------------------------------------------------
+
+def name_key(engine: str, name: str) -> str:
+    """A table's or a column's name as `engine` compares it (`Catalog.key`)."""
+    if engine == "postgres":
+        return name
+    return name.translate(_ASCII_LOWER) if engine == "duckdb" else name.lower()
+
+
+def column_named(backend, columns, name: str) -> str | None:
+    """The column of `columns` (names) the engine reads for `name`, or None: DuckDB and Spark match a name
+    whatever the case of its letters, so `PID` is the column `pid` names."""
+    wanted = name_key(backend.engine, name)
+    return next((c for c in columns if name_key(backend.engine, c) == wanted), None)
+
 
 def reserved(name: str) -> bool:
     """Whether a relation name is sqlanon's: the catalog, or any name starting with __sqlanon, whatever its

@@ -127,8 +127,13 @@ def temporary_file(path: Path) -> Path:
     # a short name of its own (not the target's name lengthened: a name near the file system's limit fits)
     fd, name = tempfile.mkstemp(prefix=".sqlanon_tmp_", dir=path.parent)
     try:
-        # mkstemp makes the file 0600; the target gets the mode any new file would (0644 under umask 022)
-        os.fchmod(fd, 0o666 & ~_umask())
+        # mkstemp makes the file 0600: the target keeps its own mode (a private file stays private), and a new
+        # one gets the mode any new file would (0644 under umask 022)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
     finally:
         os.close(fd)
     return Path(name)

@@ -30,6 +30,7 @@ refuses to replace it (it never destroys it) until it is dropped by hand.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -161,6 +162,22 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
         if blocked is not None:
             raise PolicyError(f"release.export[{i}]", f"{blocked} is a file, not a folder, so {path} cannot be "
                               "written; choose another path")
+        longest = _name_max(Path(path))
+        if len(os.fsencode(Path(path).name)) > longest:
+            # caught now, not by the rename after the release's commit
+            raise PolicyError(f"release.export[{i}]", f"the file name is longer than the {longest} bytes the file "
+                              "system allows; choose a shorter one")
+
+
+def _name_max(path: Path) -> int:
+    """The longest file name (in bytes) the file system of `path`'s nearest existing folder allows."""
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
 
 
 def _file_in_the_way(path: Path) -> Path | None:
@@ -277,7 +294,11 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             _remove_files([t for t, _ in exported], made)
             raise
     for tmp_file, path in exported:
-        tmp_file.replace(path)
+        try:
+            tmp_file.replace(path)
+        except OSError as e:        # after the commit: the release stands; say where its rows are
+            raise DataError(f"the release {name} is written, but its export {path} is not: {e.strerror or e}; its "
+                            f"rows are in {tmp_file}") from None
     return outputs
 
 

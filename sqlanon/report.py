@@ -39,7 +39,11 @@ A median class size below `min_cell` is masked too. Where a table's bands (risk 
 total printed elsewhere and one band's rows are a small cell, every band holding rows is masked with its classes
 (the total less the others gave the small one; a band of one class size gives its rows by its classes), and the
 risk bars of that side are drawn alike, with no counts in their tooltips; with the source's rows withheld, so are
-its classes and sample uniques (all unique, they equal its rows). Other counts of classes (not of rows), the
+its classes and sample uniques (all unique, they equal its rows), and so is a view release's live source size.
+Risk bands under `min_cell` are merged into one, as the histogram's bins are. With a released class under
+`min_cell`, the largest class, the mean class size and discernibility are withheld (with the class count or the
+total, two classes give the smallest). Bounds stay derivable (the policy's k with a band's classes and rows).
+Other counts of classes (not of rows), the
 lattice, the privacy values other than k, and the other metrics of nodes are kept.
 """
 from __future__ import annotations
@@ -135,6 +139,11 @@ class Cells:
         """A number of classes, masked in an external report where the rows they hold are a small cell: with a
         band of one class size, or beside an average risk (classes / rows), it gives those rows away."""
         return self._masked() if self.hidden(rows) or self.hidden(n) else self.count(n)
+
+    def withheld(self) -> Markup:
+        """A figure left out of an external report because, with others printed, it gives a small cell."""
+        return Markup('<span class="count masked" title="withheld: with the other figures it would give a count '
+                      'under {0}">withheld</span>').format(self.min_cell)
 
     def bands(self, pairs) -> list[tuple[Markup, Markup]]:
         """(classes, rows) per band of a table whose total is printed elsewhere, as printed. In an external report,
@@ -259,6 +268,7 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
     unit = "persons" if run.policy.entity_key else "rows"
     released = int(result.released_sizes.sum())
     hide_suppression = cells.hidden(result.suppressed_rows)
+    small_classes = bool(len(result.released_sizes)) and cells.hidden(int(np.min(result.released_sizes)))
     reports = release_attacks(run, dict(chosen.levels), threshold=options.threshold, groups=options.groups,
                               level=options.group_level, examples=0 if options.external else options.examples)
     similarity = any(r.attack == "similarity" for r in reports)
@@ -285,7 +295,10 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "qis": [{"name": q.name, "height": q.height, "level": chosen.levels[q.name],
                  "labels": q.hierarchy.domain_sizes()[chosen.levels[q.name]], "base_values": len(q.hierarchy.values),
                  "source": _relative(q.hierarchy.source, run.policy.base_dir)} for q in run.fs.qis],
-        "chosen": chosen, "chosen_node": chosen_node, "hide_discernibility": hide_suppression,
+        "chosen": chosen, "chosen_node": chosen_node, "hide_discernibility": hide_suppression or small_classes,
+        # with a class under min_cell, the mean class size (rows / classes) and the largest class are withheld:
+        # with the total they gave a masked total, or the smallest class (two classes: total - largest)
+        "small_classes": small_classes,
         "satisfied": bool(result.satisfied),
         "metric": metric, "metric_text": METRIC_TEXT[metric], "metric_texts": METRIC_TEXT,
         "rank": rank, "ranked": ranked[:MAX_MINIMAL_ROWS], "minimal_count": len(ranked),
@@ -300,7 +313,7 @@ def report_context(run: Anonymization, options: ReportOptions | None = None, war
         "max_suppression": run.policy.max_suppression, "budget": run.checker.budget,
         "suppressed": result.suppressed_rows,
         "attacks": reports, "similarity": similarity, "monotone": monotone, "search": search,
-        "risk": risk_context(run, result.released_sizes),
+        "risk": risk_context(run, result.released_sizes, min_cell=cells.min_cell if cells.external else None),
         "view": view or _view_coverage(run),
     }
 
@@ -519,6 +532,8 @@ def render(context: dict) -> str:
     names, heights = lat["names"], lat["heights"]
     ranked = ctx["ranked"]
     hide = {"discernibility"} if ctx["hide_discernibility"] else set()
+    if ctx.get("small_classes"):
+        hide.add("avg_class_size")
     all_values = {m: [c.metrics[m] for c in ranked] for m in METRICS}
     return PAGES.get_template("report.html").render(
         **ctx, fmt=_fmt, colors=COLORS, metric_names=[m for m in METRICS if m not in hide],
@@ -532,6 +547,7 @@ def render(context: dict) -> str:
         levels_svg=minimal_levels_svg(names, heights, ranked, ctx["chosen_node"]),
         histogram_svg=histogram_svg(ctx["histogram"], ctx["unit"]),
         histogram_cells=ctx["cells"].bands([(b["classes"], b["rows"]) for b in ctx["histogram"]]),
+        disclosed_cells=[ctx["cells"].bands([(0, n) for n in r.by_disclosed.values()]) for r in ctx["attacks"]],
         risk_band_cells={side: ctx["cells"].bands([(b[side]["classes"], b[side]["rows"]) for b in ctx["risk"]["bands"]])
                          for side in ("before", "after")},
         risk_svg=risk_svg(ctx["risk"]["bands"], ctx["unit"], source=ctx["rows"] is not None, cells=ctx["cells"]),

@@ -33,6 +33,7 @@ MODULES = [
     "sqlanon.checker",
     "sqlanon.templates",
     "sqlanon.marginals.release",
+    "sqlanon.risk.report_section",
 ]
 
 

@@ -320,6 +320,11 @@ def test_names_like_a_temporary_name_are_never_touched(ws):
     os.umask(mask)
     for written in ("rel.manifest.json", "out.json", "rel.csv"):      # the mode of any new file, not mkstemp's 0600
         assert (ws / written).stat().st_mode & 0o777 == 0o666 & ~mask, written
+    # a file replaced keeps its own mode: a private one stays private
+    for written in ("rel.manifest.json", "out.json"):
+        (ws / written).chmod(0o600)
+    assert cli("anonymize", path, "-q").exit_code == 0 and cli("risk", path, "--json", ws / "out.json").exit_code == 0
+    assert [(ws / w).stat().st_mode & 0o777 for w in ("rel.manifest.json", "out.json")] == [0o600, 0o600]
 
 
 def test_an_export_that_cannot_be_written_leaves_no_release(ws, monkeypatch):
@@ -350,6 +355,11 @@ def test_an_export_that_cannot_be_written_leaves_no_release(ws, monkeypatch):
     long_name = "r" * 240 + ".parquet"         # near the file system's 255: the temporary name must fit too
     assert cli("anonymize", write_policy(ws, export=[f"new/{long_name}"]), "-q").exit_code == 0
     assert [p.name for p in (ws / "new").iterdir()] == [long_name]
+    # past it: refused before anything is built (it failed in the rename after the release's commit)
+    path = write_policy(ws, export=["other/" + "r" * 260 + ".csv"])
+    before = state(ws)
+    refused(cli("anonymize", path, "-q"), "the file name is longer than the 255 bytes the file system allows")
+    assert state(ws) == before and not (ws / "other").exists()
 
 
 def test_marginal_companions_follow_the_same_rule(ws):

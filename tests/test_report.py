@@ -309,7 +309,8 @@ def test_external_risk_section_gives_no_small_cell_away():
     titles = re.findall(r'<rect class="riskbar[^>]*><title>([^<]*)</title>', external)
     assert titles and all("not shown" in t or t.endswith(": 0 rows in 0 classes") for t in titles), titles
     bands = _risk_table(external, "risk-bands")
-    assert "1 (unique) &lt; 10 &lt; 10 &lt; 10 &lt; 10" in bands and " 50 " not in bands, bands
+    # the bands under min_cell are one (bands of one size gave k), and a small one masks every band holding rows
+    assert "1/10 - 1 &lt; 10 &lt; 10 &lt; 10 &lt; 10" in bands and " 50 " not in bands, bands
     assert "1 (unique) 3 3 3 3" in _risk_table(render(report_context(run)), "risk-bands")
     run.close()
     # all unique, 3 rows suppressed: the source's rows are withheld, and so are its classes and uniques (43)
@@ -322,3 +323,54 @@ def test_external_risk_section_gives_no_small_cell_away():
     assert "43" not in table and table.count("withheld") >= 4, table
     run.close()
     con.close()
+
+
+def _classes_run(con, table: str, classes: list[tuple[int, list[str]]], **privacy):
+    """A table of one quasi-identifier `a` whose values are classes of the given rows' sensitive values."""
+    rows = [(i, s) for i, (_, values) in enumerate(classes) for s in values]
+    con.execute(f"CREATE TABLE {table} (a INTEGER, s VARCHAR)")
+    con.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
+    return sqlanon.search_and_choose(con, {"source": {"table": table},
+                                           "quasi_identifiers": {"a": {"hierarchy": "suppress"}},
+                                           "sensitive": ["s"], "privacy": privacy, "utility": "discernibility"})
+
+
+def test_external_report_derives_no_small_cell_from_other_figures(tmp_path):
+    """helper-41: exposed rows per value beside their total (x: 12 of 15 gave y: 3); the total less the largest class
+    (two classes: the smallest, k); the mean class size or discernibility with the class count (a masked total);
+    bands of one class size (k); the live source's rows of a view release whose source size is withheld."""
+    con = duckdb.connect()
+    mixed = ["v0", "v1", "v2"] * 5
+    run = _classes_run(con, "t1", [(0, ["x"] * 12), (1, ["y"] * 3), (2, mixed)], k=3)
+    ext = render(report_context(run, ReportOptions(external=True)))
+    attacks = _risk_table(ext, "attack-table")
+    assert "x: &lt; 10 ; y: &lt; 10" in attacks and " 12 " not in attacks, attacks
+    assert "x: 12 ; y: 3" in _risk_table(render(report_context(run)), "attack-table")
+    # a class of 3: the largest (15), the mean size and discernibility (the policy's metric) are withheld
+    assert re.search(r"largest\s*<span class=\"count masked\"[^>]*>withheld", ext)
+    utility = _risk_table(ext, "utility-table")
+    assert "avg_class_size" not in utility and "discernibility" not in utility, utility
+    assert re.search(r"a class\s+holds fewer than 10", ext)
+    run.close()
+    # six classes of 2 and one of 12: the bands under 10 are one, so none says "1/2: 6 classes"
+    run = _classes_run(con, "t2", [(i, ["v0", "v1"]) for i in range(6)] + [(6, mixed[:12])], k=2)
+    bands = _risk_table(render(report_context(run, ReportOptions(external=True))), "risk-bands")
+    assert " 1/2 " not in bands and "1 (unique)" not in bands and " 1/10 - 1 6 12 " in bands, bands
+    run.close()
+    con.close()
+    # a view release with 1 row suppressed: the live source's size is withheld with the source's
+    db = tmp_path / "v.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT CASE WHEN i = 0 THEN 0 WHEN i < 16 THEN 1 ELSE 2 END AS a, "
+                "'v' || (i % 3) AS s FROM range(28) r(i)")
+    con.close()
+    policy = tmp_path / "p.yaml"
+    policy.write_text(json.dumps({"source": {"table": "t", "database": str(db)},
+                                  "quasi_identifiers": {"a": {"hierarchy": "suppress"}}, "sensitive": ["s"],
+                                  "privacy": {"k": 2, "max_suppression": 0.1},
+                                  "release": {"name": "rel", "materialize": "view"}}))
+    assert CliRunner().invoke(main, ["anonymize", str(policy), "--json", str(tmp_path / "m.json"), "-q"]).exit_code == 0
+    assert CliRunner().invoke(main, ["report", str(tmp_path / "m.json"), "--external", "-q"]).exit_code == 0
+    page = (tmp_path / "m.external.html").read_text()
+    coverage = page[page.index('id="view-coverage"'):]
+    assert "withheld" in coverage[:400] and "28" not in coverage[:400], coverage[:400]

@@ -481,7 +481,8 @@ def test_a_table_lacking_a_column_is_named_as_the_user_named_it(tmp_path):
                                 "its columns: age, marital_status, race")
 
 
-def test_a_population_holding_the_entity_key_counts_persons(tmp_path):
+@pytest.mark.parametrize("key_column", ["pid", "PID"])       # DuckDB reads PID for pid: the same column
+def test_a_population_holding_the_entity_key_counts_persons(tmp_path, key_column):
     """The table counts persons with an entity key; the population was counted in rows, so a population that is
     the table itself (12 persons, 2 rows each) read as 24 people: journalist risk halved, k-map doubled (the
     unsafe side)."""
@@ -489,7 +490,7 @@ def test_a_population_holding_the_entity_key_counts_persons(tmp_path):
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE t AS SELECT i // 2 AS pid, (i // 4) % 6 AS a, ['x', 'y'][1 + i % 2] AS s "
                 "FROM range(24) r(i)")
-    con.execute("CREATE TABLE census AS SELECT * FROM t")
+    con.execute(f'CREATE TABLE census AS SELECT pid AS "{key_column}", a, s FROM t')
     con.close()
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump({"source": {"table": "t", "database": str(db)}, "entity_key": "pid",
@@ -499,3 +500,19 @@ def test_a_population_holding_the_entity_key_counts_persons(tmp_path):
     assert got["prosecutor"]["max"] == got["journalist"]["max"] == pytest.approx(0.5)
     assert got["k_map"] == 2 and got["delta_presence"] == pytest.approx({"min": 1.0, "max": 1.0})
     assert got["population_uniques"]["population_size"] == 12
+
+
+def test_a_null_label_matches_the_populations_null():
+    """At the source a NULL quasi-identifier is measured as a value: its class matched no population class (NULL =
+    NULL is not true), so it counted as absent from the population: k-map 3 for 6, journalist risk 1/3 for 1/6."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT CASE WHEN i < 3 THEN NULL ELSE i % 2 END AS g FROM range(13) r(i)")
+    con.execute("CREATE TABLE pop AS SELECT CASE WHEN i < 6 THEN NULL ELSE i % 2 END AS g FROM range(40) r(i)")
+    from sqlanon.engine import wrap_connection
+    from sqlanon.risk.analysis import plain_keys, risk_report
+    got = risk_report(wrap_connection(con), "t", plain_keys(["g"]), population="pop")
+    # table classes NULL 3, 0 5, 1 5; population NULL 6, 0 17, 1 17
+    assert got["k_map"] == 6 and got["journalist"]["max"] == pytest.approx(1 / 6)
+    assert got["delta_presence"] == pytest.approx({"min": 5 / 17, "max": 0.5})
+    assert got["journalist"]["population_smaller"] == 0
+    con.close()

@@ -269,6 +269,7 @@ class KMapPopulation(Criterion):
         """The population's wide frequency set in the run's database (built on first use)."""
         if id(fs) in self._wide:
             return self._wide[id(fs)]
+        from ..catalog import column_named
         from ..errors import DataError
         b = fs.backend
         have = {c for c, _ in b.columns(self.population)} if b.relation_kind(self.population) or \
@@ -290,7 +291,7 @@ class KMapPopulation(Criterion):
         fs_table, wide = f"{fs.prefix}_pop_fs", f"{fs.prefix}_pop_wide"
         # persons, as the table counts them, when the population holds the entity key; else its rows are persons
         key = fs.policy.entity_key
-        self._entity[id(fs)] = key if key is not None and key in have else None
+        self._entity[id(fs)] = column_named(b, have, key) if key is not None else None
         ctx = {"source": self.population, "qis": fs.qis, "sensitives": [], "fs": fs_table, "wide": wide,
                "entity": self._entity[id(fs)]}
         b.execute("frequency_set.sql", **ctx)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..catalog import column_named
 from ..engine import Backend
 from ..errors import UserError
 from . import estimators, measures
@@ -106,7 +107,8 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     out["population_uniques"] = None
     if population is not None:
         # persons, as the table counts them, when the population holds the entity key (else its rows are persons)
-        pop_entity = entity if entity is not None and entity in dict(backend.columns(population)) else None
+        pop_entity = (column_named(backend, [c for c, _ in backend.columns(population)], entity)
+                      if entity is not None else None)
         f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work,
                                    pop_entity)
         if len(F) and not np.any(np.asarray(F) > 0):

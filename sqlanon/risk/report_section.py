@@ -21,25 +21,44 @@ BANDS = [("1 (unique)", 1, 1), ("1/2", 2, 2), ("1/5 - 1/3", 3, 5), ("1/10 - 1/6"
          ("1/20 - 1/11", 11, 20), ("1/100 - 1/21", 21, 100), ("< 1/100", 101, None)]
 
 
-def risk_bands(sizes, classes) -> list[dict]:
-    """Records and classes per risk band, from a histogram (sizes, classes)."""
+def risk_bands(sizes, classes, min_cell: int | None = None) -> list[dict]:
+    """Records and classes per risk band, from a histogram (sizes, classes). With `min_cell` (an external report)
+    the bands of class sizes under it are one band, as the class-size histogram merges its bins: bands of one
+    class size (1, 2) gave the smallest class, k, which the report masks."""
     s = np.asarray(sizes, dtype=np.int64)
     c = np.asarray(classes, dtype=np.int64)
     out = []
-    for label, lo, hi in BANDS:
+    for label, lo, hi in merged_bands(min_cell):
         inside = (s >= lo) & (s <= hi if hi is not None else True)
         out.append({"label": label, "classes": int(c[inside].sum()), "rows": int((s[inside] * c[inside]).sum())})
     return out
 
 
-def risk_context(run, released_sizes: np.ndarray, threshold: float = measures.DEFAULT_THRESHOLD) -> dict:
-    """{"before": summary of the source, "after": summary of the release, "bands": [{label, before, after}]}."""
+def merged_bands(min_cell: int | None) -> list[tuple[str, int, int | None]]:
+    """`BANDS`, those starting under `min_cell` merged into one (None: as they are).
+
+    Examples:
+        >>> merged_bands(10)[:2]
+        [('1/10 - 1', 1, 10), ('1/20 - 1/11', 11, 20)]
+    """
+    if not min_cell or min_cell <= 1:
+        return list(BANDS)
+    low = [b for b in BANDS if b[1] < min_cell]
+    rest = [b for b in BANDS if b[1] >= min_cell]
+    hi = low[-1][2]
+    return [(f"1/{hi} - 1" if hi is not None else "all", 1, hi)] + rest
+
+
+def risk_context(run, released_sizes: np.ndarray, threshold: float = measures.DEFAULT_THRESHOLD,
+                 min_cell: int | None = None) -> dict:
+    """{"before": summary of the source, "after": summary of the release, "bands": [{label, before, after}]};
+    `min_cell` merges the bands under it (`risk_bands`)."""
     sizes, classes = histogram(run.backend, run.source, plain_keys(run.lattice.names), run.policy.entity_key)
     after_sizes, after_classes = np.unique(np.asarray(released_sizes, dtype=np.int64), return_counts=True)
     before = measures.summary(sizes, classes, threshold)
     after = measures.summary(after_sizes, after_classes, threshold)
     bands = [{"label": b["label"], "before": b, "after": a}
-             for b, a in zip(risk_bands(sizes, classes), risk_bands(after_sizes, after_classes))]
+             for b, a in zip(risk_bands(sizes, classes, min_cell), risk_bands(after_sizes, after_classes, min_cell))]
     return {"before": before, "after": after, "bands": bands, "threshold": threshold}
 
 
