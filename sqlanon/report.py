@@ -581,9 +581,24 @@ def check_report_target(path, protected: dict[Path, str], force: bool = False,
     if is_manifest(p):
         raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is a sqlanon manifest; choose another "
                              "path")
+    if _is_policy(p):       # a report from a manifest does not know its policy's path: known by its content
+        raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is a sqlanon policy; choose another "
+                             "path")
     if not force:
         raise ReleaseRefused(f"refusing to overwrite {path} with the report: it is not a sqlanon report; choose "
                              f"another path, remove it, {way_out}")
+
+
+def _is_policy(path: Path) -> bool:
+    """Whether a file reads as a sqlanon policy: a small YAML (or JSON) mapping with `source` and
+    `quasi_identifiers`."""
+    try:
+        if path.stat().st_size > 1024 * 1024:
+            return False
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "source" in data and "quasi_identifiers" in data
 
 
 def _write_atomically(path: Path, text: str) -> Path:

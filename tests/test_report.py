@@ -253,12 +253,14 @@ def test_a_release_above_the_minimal_nodes_is_explained_not_warned_about(tmp_pat
     ("h.duckdb", "it is the release's database"),
     ("m.json", "it is the manifest"),
     ("notes.txt", "it is not a sqlanon report; choose another path, remove it, or pass --force"),
+    # the policy: a manifest does not record its file, so --force replaced it; known now by what it holds
+    ("p.json", "it is a sqlanon policy; choose another path"),
 ])
 def test_report_out_never_replaces_what_it_did_not_write(tmp_path, target, needle):
     """`--out r.duckdb` replaced the database with the page (and the policy, the manifest, any file). Refused,
     one line, nothing changed; a file that is not a report is replaced only with --force, an earlier report
-    always; the database and the manifest never (a manifest does not record its policy's file: the policy is
-    protected like any file that is not a report)."""
+    always; the database, the manifest and the policy never (a manifest does not record its policy's file: the
+    policy is known by its content)."""
     db, manifest = _anonymize_into_db(tmp_path)
     (tmp_path / "notes.txt").write_text("mine\n")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.name.endswith(".wal")}
