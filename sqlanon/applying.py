@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import files
 from .anonymizer import Anonymization, Candidate
-from .catalog import CATALOG, Catalog, ReleaseRefused, policy_hash, release_name
+from .catalog import CATALOG, Catalog, ReleaseRefused, column_named, policy_hash, release_name
 from .errors import DataError, MissingColumn, PolicyError, PrivacyNotMet, UnknownValues
 from .hierarchy import spec_kind
 from .metrics import all_metrics
@@ -152,6 +152,15 @@ def open_manifest(manifest_path, new_source: str | None = None, db=None, name: s
                 raise PolicyError(f"quasi_identifiers.{q.name}.hierarchy",
                                   f"{q.hierarchy.source} changed since the manifest was written (hash "
                                   f"{q.hierarchy.digest()} != {recorded}); applying it would be another transformation")
+            # a hierarchy built from the data (a mask's levels follow the longest value) may have other levels on
+            # these rows: the recorded level would then mean another generalization (level 5 of 'mask 5', the
+            # top, became a mask of 5 of 6 characters and published a digit)
+            height = manifest["hierarchies"].get(q.name, {}).get("height")
+            if isinstance(height, int) and height != q.height:
+                raise PolicyError(f"quasi_identifiers.{q.name}.hierarchy",
+                                  f"built from these rows, the hierarchy of '{q.name}' ({q.hierarchy.source}) has "
+                                  f"{q.height} levels where the manifest's had {height}, so its recorded level "
+                                  "would be another generalization; anonymize these rows instead")
         run.use_node(manifest["chosen"]["levels"])
     except BaseException:
         run.close()
@@ -236,6 +245,13 @@ def view_status(manifest_path, db=None, renode: bool | None = None) -> dict:
         if source is None or backend.relation_kind(name) != "VIEW":
             raise PolicyError("MANIFEST.outputs", f"the view {name} is not in {backend.describe()}; give the "
                               "release's database with --db")
+        # a view of that name made since by someone else: its rows are no release's (coverage would count the
+        # source's rows it does not show as suppressed)
+        have = [c for c, _ in backend.columns(name)]
+        lacking = [c for c in (*policy.quasi_identifiers, *policy.sensitive) if column_named(backend, have, c) is None]
+        if lacking:
+            raise ReleaseRefused(f"the view {name} is not the view sqlanon released (it has no column '{lacking[0]}'): "
+                                 "it was replaced since; release again, or give the release's database with --db")
         maps = [(q, f"{name}__map_{i}") for i, q in enumerate(policy.quasi_identifiers)]
         cov = coverage(backend, name, source, maps)
     finally:

@@ -112,3 +112,32 @@ def test_apply_prints_its_summary(tmp_path):
                                   str(tmp_path / "m6.json")])
     assert r.exit_code == 0, r.output
     assert "lattice: 18 nodes; the node given, not searched for" in r.output and "released table rel6" in r.output
+
+
+def test_apply_refuses_a_hierarchy_the_new_rows_give_other_levels(tmp_path):
+    """A mask is built from the rows it masks: a longer zip code in the new rows gives it six levels, and the
+    manifest's level 5 (its top, '*') became a mask of five of six characters, publishing the first digit."""
+    db = tmp_path / "z.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT i AS pid, 20 + i AS age, ['13053', '24850'][1 + i % 2] AS zip, "
+                "['flu', 'hiv', 'cold'][1 + i % 3] AS disease FROM range(40) r(i)")
+    con.execute("CREATE TABLE longer AS SELECT * FROM t UNION ALL SELECT 100 + pid, age, '130537', disease FROM t")
+    con.execute("CREATE TABLE same AS SELECT * FROM t UNION ALL SELECT * FROM t")
+    con.close()
+    policy = tmp_path / "p.yaml"
+    policy.write_text("source: {database: z.duckdb, table: t}\nquasi_identifiers:\n"
+                      "  age: {hierarchy: intervals, widths: [50]}\n  zip: {hierarchy: mask, levels: 5}\n"
+                      "sensitive: [disease]\nprivacy: {k: 40}\nutility: height\nrelease: {name: rel}\n")
+    manifest = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["anonymize", str(policy), "--json", str(manifest), "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(manifest.read_text())["chosen"]["levels"]["zip"] == 5
+    r = CliRunner().invoke(main, ["apply", str(manifest), "--source", "longer", "--name", "rel2", "-q"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == ("sqlanon: error: policy field 'quasi_identifiers.zip.hierarchy': built from these rows, "
+                                "the hierarchy of 'zip' (mask 5) has 6 levels where the manifest's had 5, so its "
+                                "recorded level would be another generalization; anonymize these rows instead")
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name = 'rel2'").fetchone()[0] == 0
+    con.close()
+    assert CliRunner().invoke(main, ["apply", str(manifest), "--source", "same", "--name", "rel3", "-q"]).exit_code == 0

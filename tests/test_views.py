@@ -428,6 +428,18 @@ def _cli_release(tmp_path, drift: dict, schema: str | None = None) -> tuple:
     return run, sql, str(tmp_path / "p.yaml"), str(tmp_path / "m.json")
 
 
+def test_status_refuses_a_view_replaced_since_the_release(tmp_path):
+    """A user's view made under the release's name: status measured it as the release (its 1 row against the
+    source's 12: "11 rows suppressed at read time", drifted, exit 3)."""
+    run, sql, pol, manifest = _cli_release(tmp_path, {"max_suppressed": 0.1})
+    sql("CREATE OR REPLACE VIEW live_rel AS SELECT 1 AS x")
+    r = run("status", manifest, "--json")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == ("sqlanon: error: the view live_rel is not the view sqlanon released (it has no column "
+                                "'zip_code'): it was replaced since; release again, or give the release's database "
+                                "with --db")
+
+
 @pytest.mark.parametrize("schema", [None, "s"])
 def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values(tmp_path, schema):
     """Also with the source and the release in another schema (s.live, s.live_rel): the coverage query quoted
