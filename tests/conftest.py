@@ -111,8 +111,7 @@ SLOW = {
     "tests/test_search.py::test_random_tables_incognito_equals_brute_force",  # 11.2 s
     # measured 2026-11-28 in the quick path (--durations=0, cases summed), after the engine tests left it
     "tests/test_dbt.py::test_dbt_duckdb_model_is_the_release_and_tests_catch_a_broken_model",  # 39.8 s
-    "tests/test_dbt.py::test_dbt_tests_compare_labels_as_text",  # 9.5 s (2026-11-29: two dbt builds)
-    "tests/test_dbt.py::test_dbt_tests_count_no_null_as_a_sensitive_value",  # about 9 s (two dbt builds)
+    "tests/test_dbt.py::test_dbt_tests_judge_the_live_source_as_sqlanon_does",  # 9.5 s a case (two dbt builds)
     "tests/test_experiments.py::test_a_partial_run_merges_into_a_report_of_the_same_options",  # the experiments' smoke run, set up for it
     "tests/test_views.py::test_duckdb_view_random_inserts_and_deletes",  # 21.1 s
     "tests/test_views.py::test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class",  # 16.4 s
