@@ -51,9 +51,18 @@ def encoding_name(value, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise PolicyError(field, f"must name a text encoding such as utf-8 or latin-1; got {value!r}")
     try:
-        return codecs.lookup(value).name
+        info = codecs.lookup(value)
     except LookupError:
         raise PolicyError(field, f"unknown text encoding {value!r}; use for example utf-8, latin-1 or cp1252") from None
+    if not is_text_encoding(info):
+        raise PolicyError(field, f"{value!r} is a codec of bytes, not a text encoding; use for example utf-8, "
+                          "latin-1 or cp1252")
+    return info.name
+
+
+def is_text_encoding(info: codecs.CodecInfo) -> bool:
+    """Whether a codec decodes bytes to text (rot-13, base64 and hex are codecs of Python too, of other kinds)."""
+    return bool(getattr(info, "_is_text_encoding", True))
 
 
 def read_text(path: Path | str, field: str, what: str, limit: int, encoding: str = "utf-8",
@@ -66,7 +75,8 @@ def read_text(path: Path | str, field: str, what: str, limit: int, encoding: str
     except OSError as e:
         raise PolicyError(field, f"cannot read {what} {path}: {e.strerror}") from None
     try:
-        return data.decode(encoding)
+        # a UTF-8 byte-order mark is no text: kept, it made a taxonomy's first header cell '\ufeffchild'
+        return data.decode("utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding)
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         hint = f" ({hint})" if codecs.lookup(encoding).name == "utf-8" else ""

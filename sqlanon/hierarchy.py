@@ -22,6 +22,7 @@ import hashlib
 import io
 import math
 from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 
 import numpy as np
@@ -362,20 +363,42 @@ def file_problems(path: Path) -> dict:
             "inner_labels": sorted(inner_labels), "height": width - 1, "problems": problems, "notes": notes}
 
 
-def _number(v: str, attribute: str) -> float:
+def _number(v: str, attribute: str) -> Decimal:
+    """A value's text as the exact decimal it writes: floats went wrong past 2^53 (99999999999999999 fell in
+    [100000000000000000, ...)) and at decimal widths (0.6 in [0.5, 0.6))."""
     try:
-        x = float(v)
-    except ValueError:
+        x = Decimal(str(v).strip())
+    except (InvalidOperation, ValueError):
         raise DataError(f"column '{attribute}': value {v!r} is not a number, but its hierarchy "
                         "(intervals/round) needs numbers; use a taxonomy CSV instead") from None
-    if not math.isfinite(x):
+    if not x.is_finite():
         raise DataError(f"column '{attribute}': value {v!r} is not a finite number and falls in no interval; "
                         "filter it out with a query: source, or use a taxonomy CSV") from None
     return x
 
 
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+def _decimal(x) -> Decimal:
+    """A width or an origin of the policy as the decimal it is written as (0.1, not 0.1000000000000000055...)."""
+    return Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+
+
+def _fmt(x: Decimal) -> str:
+    """A bound as plain text: 20, 0.5, -3, 100000000000000010 (no exponent, no trailing zeros, no -0)."""
+    if x == 0:
+        return "0"
+    text = format(x.normalize(), "f")
+    return text
+
+
+def is_multiple(b, a) -> bool:
+    """Whether the width `b` is a whole multiple of `a`, as the decimals they are written as (0.3 of 0.1 is;
+    in floats 0.3 / 0.1 is 2.9999999999999996).
+
+    Examples:
+        >>> is_multiple(0.3, 0.1), is_multiple(0.9, 0.3), is_multiple(0.25, 0.1)
+        (True, True, False)
+    """
+    return _decimal(b) % _decimal(a) == 0
 
 
 def interval_table(attribute: str, values: list[str], widths: list[float], origin: float = 0.0,
@@ -404,12 +427,15 @@ def interval_table(attribute: str, values: list[str], widths: list[float], origi
     values = [values[i] for i in order]
     nums = [nums[i] for i in order]
     labels = [list(values)]
-    for w in widths:
-        level = []
-        for x in nums:
-            lo = origin + np.floor((x - origin) / w) * w
-            level.append(f"[{_fmt(lo)}, {_fmt(lo + w)})")
-        labels.append(level)
+    start = _decimal(origin)
+    with localcontext() as exact:
+        exact.prec = 200        # a quotient's floor is exact for any value a column holds
+        for w in map(_decimal, widths):
+            level = []
+            for x in nums:
+                lo = start + ((x - start) / w).to_integral_value(rounding=ROUND_FLOOR) * w
+                level.append(f"[{_fmt(lo)}, {_fmt(lo + w)})")
+            labels.append(level)
     if top:
         labels.append([ROOT] * len(values))
     return HierarchyTable(attribute, values, labels, source=f"intervals {widths}")
@@ -518,7 +544,11 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
         path = Path(spec["hierarchy"])
         if not path.is_absolute():
             path = base_dir / path
-        if not path.exists():
+        try:
+            found = path.exists()
+        except OSError as e:        # a name longer than the file system allows, say
+            raise PolicyError(field + ".hierarchy", f"cannot look for {path}: {e.strerror}") from None
+        if not found:
             raise PolicyError(field + ".hierarchy", f"file {path} does not exist; give a CSV path relative to the "
                               "policy file, or one of " + ", ".join(KINDS[1:]))
         encoding = files.encoding_name(spec.get("encoding", "utf-8"), field + ".encoding")
@@ -530,7 +560,7 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
                 isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf for w in widths):
             raise PolicyError(field + ".widths", f"must be a list of positive numbers; got {widths!r}")
         for a, b in zip(widths, widths[1:]):
-            if b <= a or (b / a) != int(b / a):
+            if b <= a or not is_multiple(b, a):
                 raise PolicyError(field + ".widths", f"each width must be a multiple of the previous one "
                                   f"(nested intervals); {b} is not a multiple of {a}")
         origin = spec.get("origin", 0)

@@ -230,9 +230,12 @@ class TaxonomyHierarchy(Strict):
     def _known_encoding(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                codecs.lookup(value)
+                info = codecs.lookup(value)
             except LookupError:
                 raise ValueError(f"unknown text encoding {value!r}; use for example utf-8, latin-1 or cp1252") from None
+            if not getattr(info, "_is_text_encoding", True):
+                raise ValueError(f"{value!r} is a codec of bytes, not a text encoding; use for example utf-8, "
+                                 "latin-1 or cp1252")
         return value
 
 

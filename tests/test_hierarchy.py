@@ -98,3 +98,48 @@ def test_bad_hierarchy_specs_name_their_field(spec, field):
 def test_intervals_refuse_text_values():
     with pytest.raises(DataError, match="not a number"):
         build_table("a", {"hierarchy": "intervals", "widths": [5]}, Path("."), ["x"])
+
+
+@pytest.mark.parametrize("values, widths, origin, want", [
+    # (values, widths, origin, each value's labels per level): bounds in exact decimals, as the values are written
+    (["0.6", "0.55", "1.7", "1.75"], [0.1, 0.2], 0,
+     {"0.6": ["[0.6, 0.7)", "[0.6, 0.8)"], "0.55": ["[0.5, 0.6)", "[0.4, 0.6)"], "1.7": ["[1.7, 1.8)", "[1.6, 1.8)"]}),
+    (["-2.7", "-2.8"], [0.3, 0.9], 0, {"-2.7": ["[-2.7, -2.4)", "[-2.7, -1.8)"], "-2.8": ["[-3, -2.7)", "[-3.6, -2.7)"]}),
+    (["99999999999999999", "9007199254740999", "9007199254741001"], [10], 0,       # past 2^53
+     {"99999999999999999": ["[99999999999999990, 100000000000000000)"],
+      "9007199254740999": ["[9007199254740990, 9007199254741000)"],
+      "9007199254741001": ["[9007199254741000, 9007199254741010)"]}),
+    (["9.999999999999999990", "19.999999999999999999"], [10], 0,                     # DECIMAL(38, 18)
+     {"9.999999999999999990": ["[0, 10)"], "19.999999999999999999": ["[10, 20)"]}),
+    (["28", "35", "-0.0"], [10, 20], 0, {"28": ["[20, 30)", "[20, 40)"], "-0.0": ["[0, 10)", "[0, 20)"]}),
+    (["17.2", "16.9"], [0.7], 17, {"17.2": ["[17, 17.7)"], "16.9": ["[16.3, 17)"]}),
+])
+def test_intervals_are_exact(values, widths, origin, want):
+    """Bounds were floats: 0.6 fell in [0.5, 0.6), 1.7 in [1.7000000000000002, 1.8000000000000003), -2.7 in
+    [-3, -2.7), 99999999999999999 in [100000000000000000, ...), and levels failed to nest."""
+    table = build_table("x", {"hierarchy": "intervals", "widths": widths, "origin": origin}, Path("."), values)
+    got = {v: [table.labels[j][i] for j in range(1, len(widths) + 1)] for i, v in enumerate(table.values)}
+    assert {v: got[v] for v in want} == want
+
+
+def test_widths_are_multiples_as_written():
+    """0.3 is a multiple of 0.1 (it was refused: 0.3 / 0.1 is 2.9999999999999996 in floats); 0.25 is not."""
+    table = build_table("x", {"hierarchy": "intervals", "widths": [0.1, 0.3]}, Path("."), ["0.35"])
+    assert table.labels[1:3] == [["[0.3, 0.4)"], ["[0.3, 0.6)"]]
+    with pytest.raises(PolicyError, match="0.25 is not a multiple of 0.1"):
+        build_table("x", {"hierarchy": "intervals", "widths": [0.1, 0.25]}, Path("."), ["0.35"])
+
+
+def test_taxonomy_files_read_as_text(tmp_path):
+    """A UTF-8 byte-order mark made the first header cell '\\ufeffchild', so an edge table was read as a wide one
+    (no generalization then satisfied); a codec of bytes as encoding (rot13) and a path past the file system's
+    limit were tracebacks."""
+    (tmp_path / "h.csv").write_bytes("\ufeffchild,parent\nEurope,*\nFrance,Europe\nSpain,Europe\n".encode("utf-8"))
+    table = build_table("c", {"hierarchy": "h.csv"}, tmp_path, ["France", "Spain"])
+    assert table.labels[1:] == [["Europe", "Europe"], ["*", "*"]]
+    with pytest.raises(PolicyError, match="'rot13' is a codec of bytes, not a text encoding") as e:
+        build_table("c", {"hierarchy": "h.csv", "encoding": "rot13"}, tmp_path, ["France"])
+    assert e.value.field == "quasi_identifiers.c.encoding"
+    with pytest.raises(PolicyError, match="cannot look for") as e:
+        build_table("c", {"hierarchy": "a" * 300 + ".csv"}, tmp_path, ["France"])
+    assert e.value.field == "quasi_identifiers.c.hierarchy"
