@@ -150,3 +150,50 @@ def test_memory_limit_with_temp_directory_spills_and_completes(direct, limit, tm
     assert results[0] == results[1]
     assert results[0][1] == {"a": 2, "b": 0, "c": 0}
     assert sum(r[-1] for r in results[1][2]) == 1_000_000
+
+
+def test_a_folder_of_csv_files_is_read_by_each_files_header(tmp_path, source_db):
+    """The files of a folder were read by the position of their columns: one written in another column order
+    released its ages as zip codes (and judged them so)."""
+    con = duckdb.connect(str(source_db))
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    con.execute(f"COPY (SELECT * FROM hospital WHERE rowid < 6) TO '{folder / 'a.csv'}' (HEADER)")
+    con.execute(f"COPY (SELECT condition, nationality, age, zip_code FROM hospital WHERE rowid >= 6) "
+                f"TO '{folder / 'b.csv'}' (HEADER)")
+    con.close()
+    with Anonymization(_policy({"csv": str(folder), "table": "hospital"}, tmp_path), db=":memory:") as from_folder, \
+            Anonymization(_policy({"table": "hospital", "database": str(source_db)}, tmp_path),
+                          db=":memory:") as from_table:
+        assert _release(from_folder) == _release(from_table)
+
+
+def test_a_query_naming_a_cte_after_the_table_it_reads(tmp_path, source_db):
+    """`WITH hospital AS (SELECT * FROM hospital ...)` with --db: the table inside the CTE was left to the output
+    database, whose own table of that name was released instead of the source's rows."""
+    out = tmp_path / "out.duckdb"
+    con = duckdb.connect(str(out))
+    con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?) WHERE false", [str(HOSPITAL / "hospital.csv")])
+    con.execute("INSERT INTO hospital SELECT * FROM read_csv(?) LIMIT 1", [str(HOSPITAL / "hospital.csv")])
+    con.close()
+    query = "WITH hospital AS (SELECT * FROM hospital WHERE age > 0) SELECT * FROM hospital"
+    with Anonymization(_policy({"query": query, "database": str(source_db)}, tmp_path), db=str(out)) as run:
+        assert run.fs.rows == 12
+
+
+@pytest.mark.parametrize("setting, value, needle", [
+    ("temp_directory", "spill\x00x", "embedded null byte"),           # a traceback (ValueError)
+])
+def test_bad_settings_are_one_line(tmp_path, setting, value, needle):
+    with pytest.raises(PolicyError, match=needle) as e:
+        Anonymization(_policy({"csv": str(HOSPITAL / "hospital.csv"), setting: value}, tmp_path), db=":memory:")
+    assert e.value.field == f"source.{setting}"
+
+
+def test_a_memory_limit_too_small_for_anything_leaves_no_database(tmp_path):
+    """The check that the database it created is empty failed under the same limit, and the file stayed."""
+    from sqlanon.errors import DataError
+    db = tmp_path / "new.duckdb"
+    with pytest.raises(DataError):
+        Anonymization(_policy({"csv": str(HOSPITAL / "hospital.csv"), "memory_limit": "1KB"}, tmp_path), db=str(db))
+    assert not db.exists()

@@ -310,7 +310,9 @@ class DuckDBBackend(Backend):
                 if source.kind == "csv" and source.path.is_dir():
                     # DuckDB reads a folder of Parquet files itself, of CSV files only through a glob
                     path = str(source.path / "**" / "*.csv")
-                con.register(view, reader(path))
+                # each file of a folder by its own header, not by the position of its columns (a file whose
+                # columns came in another order released ages as zip codes)
+                con.register(view, reader(path, union_by_name=True) if source.path.is_dir() else reader(path))
                 # a Parquet file's row count and NULLs are in its metadata, and its columns read apart; a CSV
                 # file would be parsed again
                 self.rereads_source_cheaply = source.kind == "parquet"
@@ -361,6 +363,8 @@ class DuckDBBackend(Backend):
                     Path(value).mkdir(parents=True, exist_ok=True)
                 except OSError as e:
                     raise PolicyError("source.temp_directory", f"cannot create folder {value}: {e.strerror}") from None
+                except ValueError as e:     # a NUL byte in the path
+                    raise PolicyError("source.temp_directory", f"cannot create folder {value!r}: {e}") from None
                 value = str(value)
             try:
                 self.execute("duckdb_setting.sql", [value], name=name)
@@ -403,6 +407,9 @@ class DuckDBBackend(Backend):
         empty = False
         if self.created and self.path is not None:
             try:
+                # a memory_limit too small for any query (1KB) failed this one too, and kept the file
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute("RESET memory_limit")
                 row = self.con.execute(
                     "SELECT (SELECT COUNT(*) FROM duckdb_tables() WHERE database_name = current_database() "
                     "AND NOT temporary) + (SELECT COUNT(*) FROM duckdb_views() WHERE database_name = "
@@ -423,11 +430,22 @@ def _in_catalog(query: str, catalog: str) -> str:
     ctes = {c.alias_or_name for c in tree.find_all(templates.exp.CTE)}
     for t in tree.find_all(templates.exp.Table):
         if not t.args.get("catalog") and isinstance(t.this, templates.exp.Identifier) and not (
-                not t.args.get("db") and t.name in ctes):
+                not t.args.get("db") and t.name in ctes and not _inside_its_namesake(t)):
             t.set("catalog", templates.exp.to_identifier(catalog, quoted=True))
             if not t.args.get("db"):
                 t.set("db", templates.exp.to_identifier("main", quoted=True))
     return tree.sql(templates.TEMPLATE_DIALECT)
+
+
+def _inside_its_namesake(table) -> bool:
+    """Whether a table reference lies in the body of a CTE of its own name (not recursive): `WITH orders AS
+    (SELECT * FROM orders ...)` reads the table orders there, which was left to the output database."""
+    node = table.parent
+    while node is not None and not isinstance(node, templates.exp.CTE):
+        node = node.parent
+    if node is None or node.alias_or_name != table.name:
+        return False
+    return not (isinstance(node.parent, templates.exp.With) and node.parent.args.get("recursive"))
 
 
 class _Transaction:
