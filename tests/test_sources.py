@@ -197,3 +197,22 @@ def test_a_memory_limit_too_small_for_anything_leaves_no_database(tmp_path):
     with pytest.raises(DataError):
         Anonymization(_policy({"csv": str(HOSPITAL / "hospital.csv"), "memory_limit": "1KB"}, tmp_path), db=str(db))
     assert not db.exists()
+
+
+def test_an_empty_csv_file_is_named_as_such(tmp_path):
+    """It was refused as "column 'zip_code' is not in the source (its columns: column0)"."""
+    from sqlanon.errors import DataError
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(DataError, match=r"^source file .*empty.csv is empty: a CSV source needs a header row and rows"):
+        Anonymization(_policy({"csv": str(tmp_path / "empty.csv")}, tmp_path), db=":memory:")
+
+
+def test_a_failed_run_leaves_no_temp_directory_it_made(tmp_path):
+    """A run stopped by its source left the temp_directory folders it had made (spill/deep/er)."""
+    from sqlanon.errors import DataError
+    spill = tmp_path / "spill" / "deep" / "er"
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(DataError):
+        Anonymization(_policy({"csv": str(tmp_path / "empty.csv"), "temp_directory": str(spill)}, tmp_path),
+                      db=str(tmp_path / "out.duckdb"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv"]

@@ -88,6 +88,7 @@ class DuckDBBackend(Backend):
         self.created = created      # `connect` made the file: `close` removes it again if it stayed empty
         self.owned = owned          # False: the caller's connection, which the caller closes
         self._nested_collate: bool | None = None     # `_nested_texts_collate`, asked once
+        self._made_folders: list[Path] = []          # temp_directory folders `apply_settings` made, outermost first
 
     def describe(self) -> str:
         return f"DuckDB {self.path}" if self.path else "DuckDB (in memory)"
@@ -307,6 +308,10 @@ class DuckDBBackend(Backend):
                 self.execute("drop_relation.sql", name=view, kind="VIEW")
                 reader = con.read_csv if source.kind == "csv" else con.read_parquet
                 path = str(source.path)
+                if source.kind == "csv":
+                    empty = [f for f in self.source_files(source.path, "csv") if f.stat().st_size == 0]
+                    if empty:   # else "column 'zip' is not in the source (its columns: column0)"
+                        raise DataError(f"source file {empty[0]} is empty: a CSV source needs a header row and rows")
                 if source.kind == "csv" and source.path.is_dir():
                     # DuckDB reads a folder of Parquet files itself, of CSV files only through a glob
                     path = str(source.path / "**" / "*.csv")
@@ -360,7 +365,9 @@ class DuckDBBackend(Backend):
                 continue
             if name == "temp_directory":
                 try:
+                    missing = [p for p in (Path(value), *Path(value).parents) if not p.exists()][::-1]
                     Path(value).mkdir(parents=True, exist_ok=True)
+                    self._made_folders += [p for p in missing if p not in self._made_folders]
                 except OSError as e:
                     raise PolicyError("source.temp_directory", f"cannot create folder {value}: {e.strerror}") from None
                 except ValueError as e:     # a NUL byte in the path
@@ -421,6 +428,9 @@ class DuckDBBackend(Backend):
         if empty and self.path is not None:
             for f in (self.path, self.path.with_name(self.path.name + ".wal")):
                 f.unlink(missing_ok=True)
+        for folder in reversed(self._made_folders):     # DuckDB removed its spill files on closing
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _in_catalog(query: str, catalog: str) -> str:
