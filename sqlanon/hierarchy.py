@@ -384,10 +384,7 @@ def _decimal(x) -> Decimal:
 
 def _fmt(x: Decimal) -> str:
     """A bound as plain text: 20, 0.5, -3, 100000000000000010 (no exponent, no trailing zeros, no -0)."""
-    if x == 0:
-        return "0"
-    text = format(x.normalize(), "f")
-    return text
+    return "0" if x == 0 else format(x.normalize(), "f")
 
 
 def is_multiple(b, a) -> bool:
