@@ -264,13 +264,10 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(path, text)
+            write_atomically(path, text)
             marker[path.relative_to(project).as_posix()] = _digest(text)
     finally:        # a write that failed half-way: the files written are still recorded as sqlanon's
-        _write_atomic(project / MARKER, json.dumps({"written_by": "sqlanon dbt",
+        write_atomically(project / MARKER, json.dumps({"written_by": "sqlanon dbt",
                                                     "files": dict(sorted(marker.items()))}, indent=2) + "\n")
     return list(files)
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomically(path, text)

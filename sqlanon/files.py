@@ -74,12 +74,13 @@ def read_text(path: Path | str, field: str, what: str, limit: int, encoding: str
         data = path.read_bytes()
     except OSError as e:
         raise PolicyError(field, f"cannot read {what} {path}: {e.strerror}") from None
+    utf8 = codecs.lookup(encoding).name == "utf-8"
     try:
         # a UTF-8 byte-order mark is no text: kept, it made a taxonomy's first header cell '\ufeffchild'
-        return data.decode("utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding)
+        return data.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
-        hint = f" ({hint})" if codecs.lookup(encoding).name == "utf-8" else ""
+        hint = f" ({hint})" if utf8 else ""
         raise PolicyError(field, f"{what} {path} is not {encoding} text: byte 0x{data[e.start]:02x} on line {line} "
                           f"cannot be decoded{hint}") from None
 
@@ -153,6 +154,17 @@ def _umask() -> int:
     mask = os.umask(0o022)      # the only way to read it is to set it; set back at once
     os.umask(mask)
     return mask
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, outermost first: what making it would create (the
+    parent of the first is the nearest folder that exists)."""
+    out: list[Path] = []
+    folder = folder.absolute()
+    while not folder.exists() and folder != folder.parent:
+        out.insert(0, folder)
+        folder = folder.parent
+    return out
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from .errors import PolicyError
+from .files import is_text_encoding
 
 SCHEMA_ID = "https://sqlanon.invalid/policy.schema.json"
 HIERARCHY_KINDS = ("intervals", "round", "mask", "dates", "suppress")   # anything else: a taxonomy CSV file
@@ -233,7 +234,7 @@ class TaxonomyHierarchy(Strict):
                 info = codecs.lookup(value)
             except LookupError:
                 raise ValueError(f"unknown text encoding {value!r}; use for example utf-8, latin-1 or cp1252") from None
-            if not getattr(info, "_is_text_encoding", True):
+            if not is_text_encoding(info):
                 raise ValueError(f"{value!r} is a codec of bytes, not a text encoding; use for example utf-8, "
                                  "latin-1 or cp1252")
         return value

@@ -53,7 +53,7 @@ from .checker import NodeResult
 from .engine import Backend
 from .engines.dialects import compared_type
 from .errors import DataError, PolicyError
-from .files import temporary_file
+from .files import missing_folders, temporary_file
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
@@ -158,34 +158,29 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
     protected, owned = protected_files(policy, b), catalog.current()
     for i, path in enumerate(policy.release.export):
         check_file_target(path, f"release.export[{i}]", protected, owned, policy.release.name, force)
-        blocked = _file_in_the_way(Path(path))
-        if blocked is not None:
-            raise PolicyError(f"release.export[{i}]", f"{blocked} is a file, not a folder, so {path} cannot be "
+        missing = missing_folders(Path(path).parent)
+        nearest = missing[0].parent if missing else Path(path).absolute().parent
+        if not nearest.is_dir():
+            raise PolicyError(f"release.export[{i}]", f"{nearest} is a file, not a folder, so {path} cannot be "
                               "written; choose another path")
-        longest = _name_max(Path(path))
+        longest = _name_max(nearest)
         if len(os.fsencode(Path(path).name)) > longest:
             # caught now, not by the rename after the release's commit
             raise PolicyError(f"release.export[{i}]", f"the file name is longer than the {longest} bytes the file "
                               "system allows; choose a shorter one")
 
 
-def _name_max(path: Path) -> int:
-    """The longest file name (in bytes) the file system of `path`'s nearest existing folder allows."""
-    folder = path.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
+def _name_max(folder: Path) -> int:
+    """The longest file name (in bytes) the file system of an existing `folder` allows."""
     try:
         return int(os.pathconf(folder, "PC_NAME_MAX"))
     except (OSError, ValueError, AttributeError):
         return 255
 
 
-def _file_in_the_way(path: Path) -> Path | None:
-    """The nearest existing folder of `path` when it is not a folder (a file where a folder must be made)."""
-    folder = path.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return None if folder.is_dir() else folder
+def export_format(path) -> str:
+    """An export's format by its file name: parquet for .parquet, else csv."""
+    return "parquet" if Path(path).suffix.lower() == ".parquet" else "csv"
 
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
@@ -231,8 +226,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         outputs.append(Output(kind, name, rows))
         for c in companions:
             outputs.extend(c.outputs())
-        fmts = [("parquet" if Path(p).suffix.lower() == ".parquet" else "csv") for p in policy.release.export]
-        outputs.extend(Output(f, str(p), rows) for f, p in zip(fmts, policy.release.export))
+        outputs.extend(Output(export_format(p), str(p), rows) for p in policy.release.export)
         by_name = {o.name: o.rows for o in outputs}
         done = [Target(t.name, t.kind, by_name.get(t.name)) for t in targets]
         done += [Target(str(Path(p).resolve()), "export", rows) for p in policy.release.export]
@@ -405,20 +399,14 @@ def export(b: Backend, relation: str, path: Path) -> Output:
     """Write the release to Parquet or CSV (by the engine), to a temporary file then renamed."""
     path = Path(path)
     export_to_temporary(b, relation, path).replace(path)
-    return Output("parquet" if path.suffix.lower() == ".parquet" else "csv", str(path),
-                  int(b.fetchrow("count_rows.sql", relation=relation)[0]))
+    return Output(export_format(path), str(path), int(b.fetchrow("count_rows.sql", relation=relation)[0]))
 
 
 def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] | None = None) -> Path:
     """`relation` written as Parquet or CSV (by `path`'s suffix) into a new temporary file beside `path` (its
     folders made first, each added to `made`), returned for the caller to rename; a failure is one line
     (DataError), and leaves neither the file nor the folders it made."""
-    fmt = "parquet" if path.suffix.lower() == ".parquet" else "csv"
-    mine: list[Path] = []
-    folder = path.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        mine.insert(0, folder)
-        folder = folder.parent
+    mine = missing_folders(path.parent)
     tmp = None
     try:
         for f in mine:
@@ -426,7 +414,7 @@ def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] 
             if made is not None:
                 made.append(f)
         tmp = temporary_file(path)
-        b.export(relation, tmp, fmt)
+        b.export(relation, tmp, export_format(path))
     except BaseException as e:
         _remove_files([tmp] if tmp is not None else [], mine)
         if isinstance(e, OSError):

@@ -43,8 +43,8 @@ its classes and sample uniques (all unique, they equal its rows), and so is a vi
 Risk bands under `min_cell` are merged into one, as the histogram's bins are. With a released class under
 `min_cell`, the largest class, the mean class size and discernibility are withheld (with the class count or the
 total, two classes give the smallest). Bounds stay derivable (the policy's k with a band's classes and rows).
-Other counts of classes (not of rows), the
-lattice, the privacy values other than k, and the other metrics of nodes are kept.
+Other counts of classes (not of rows), the lattice, the privacy values other than k, and the other metrics of
+nodes are kept.
 """
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ class Cells:
         when one band's rows are a small cell every band holding rows is masked, its classes too: the total less
         the other bands gave the small one, and a band of one class size gives its rows by its classes."""
         pairs = [(int(c), int(r)) for c, r in pairs]
-        if any(self.hidden(r) for _, r in pairs):
+        if self.masks_bands(r for _, r in pairs):
             return [(self._masked(), self._masked()) if r else (self.count(0), self.count(0)) for _, r in pairs]
         return [(Markup(f"{c:,}"), self.count(r)) for c, r in pairs]
 

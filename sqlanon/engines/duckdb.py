@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import templates
 from ..errors import DataError, PolicyError
+from ..files import missing_folders
 from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 
 MEMORY = ":memory:"
@@ -365,7 +366,7 @@ class DuckDBBackend(Backend):
                 continue
             if name == "temp_directory":
                 try:
-                    missing = [p for p in (Path(value), *Path(value).parents) if not p.exists()][::-1]
+                    missing = missing_folders(Path(value))
                     Path(value).mkdir(parents=True, exist_ok=True)
                     self._made_folders += [p for p in missing if p not in self._made_folders]
                 except OSError as e:

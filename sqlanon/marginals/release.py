@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..catalog import (
-    _ASCII_LOWER,
     Catalog,
     Target,
     _parts,
@@ -61,7 +60,7 @@ def count_column(attributes) -> str:
         >>> count_column(["age", "sex"]), count_column(["Count"]), count_column(["count", "COUNT_ROWS"])
         ('count', 'count_rows', 'count_rows_2')
     """
-    taken = {a.translate(_ASCII_LOWER) for a in attributes} | {a.lower() for a in attributes}
+    taken = {a.lower() for a in attributes}     # lower() folds the ASCII letters DuckDB folds, and Spark's
     candidates = ["count", "count_rows"] + [f"count_rows_{i}" for i in range(2, len(taken) + 3)]
     return next(c for c in candidates if c not in taken)
 
@@ -85,7 +84,7 @@ def marginal_names(release_name: str, marginals: list[Marginal]) -> list[str]:
 def _key(name: str) -> str:
     """A name as the database tells tables apart: its last part (``main.rel`` is ``rel``: schemas are not compared,
     which refuses two marginals in two schemas of one name too), its letters folded."""
-    return _parts(name)[-1].translate(_ASCII_LOWER).lower()
+    return _parts(name)[-1].lower()
 
 
 def _columns(session, m: Marginal) -> list[dict]:

@@ -41,7 +41,8 @@ import pandas as pd
 from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import values_named
-from .tables import RESERVED_COLUMNS, atomic_tables, check_name, output_name, reserved_column, tmp_name
+from ..templates import temporary_relation
+from .tables import RESERVED_COLUMNS, atomic_tables, check_name, output_name, reserved_column
 
 DEFAULT_SEED = "20080609"      # SIGMOD 2008, June 9: the seed of the within-value row order
 
@@ -236,11 +237,12 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                     spread=plan.spread, keep=keep)
     names = [f"{name}_qit", f"{name}_st"] + ([f"{name}_private"] if private else [])
     with atomic_tables(backend, names, name, "bucketized", policy=policy, sources=[source]):
-        backend.execute("anatomy_qit.sql", name=tmp_name(names[0]), assigned=assigned, qis=qis)
-        backend.execute("anatomy_st.sql", name=tmp_name(names[1]), assigned=assigned, sensitive=sensitive,
+        backend.execute("anatomy_qit.sql", name=temporary_relation(names[0]), assigned=assigned, qis=qis)
+        backend.execute("anatomy_st.sql", name=temporary_relation(names[1]), assigned=assigned, sensitive=sensitive,
                         written_apart=compared_type(column_type) is not None, temp=False)
         if private:
-            backend.execute("anatomy_private.sql", name=tmp_name(names[2]), assigned=assigned, sensitive=sensitive)
+            backend.execute("anatomy_private.sql", name=temporary_relation(names[2]), assigned=assigned,
+                            sensitive=sensitive)
     released = int(backend.fetchrow("count_rows.sql", relation=names[0])[0])
     for t in (assigned, f"{prefix}_groups", keep):
         if t:

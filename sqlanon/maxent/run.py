@@ -23,11 +23,12 @@ import pandas as pd
 from ..engines.dialects import compared_type
 from ..errors import DataError, PolicyError
 from ..frequency import free_prefix, values_named
+from ..templates import temporary_relation
 from .invariants import PREFIX, Problem, ReleaseTables, load_problem
 from .knowledge import Knowledge, Rules, build_system
 from .rules import MinedRule, mine_rules
 from .solver import DEFAULT_TOLERANCE, Solution, solve
-from .tables import atomic_tables, check_name, reserved_column, tmp_name
+from .tables import atomic_tables, check_name, reserved_column
 
 
 @dataclass
@@ -217,15 +218,16 @@ class MaxEnt:
         common = dict(estimate=est, qb=t["qb"], qtable=t["q"], cols=cols, smap=t["smap"])
         rel = self.release
         with atomic_tables(self.backend, names, name, "maxent", sources=[t for t in (rel.qit, rel.st, rel.truth) if t]):
-            self.backend.execute("maxent_posterior.sql", name=tmp_name(names[0]), sensitive=p.sensitive, **common)
-            self.backend.execute("maxent_risk.sql", name=tmp_name(names[1]), per_bucket=False,
+            self.backend.execute("maxent_posterior.sql", name=temporary_relation(names[0]), sensitive=p.sensitive,
+                                 **common)
+            self.backend.execute("maxent_risk.sql", name=temporary_relation(names[1]), per_bucket=False,
                                  buckets=t["buckets"], **common)
-            self.backend.execute("maxent_risk.sql", name=tmp_name(names[2]), per_bucket=True,
+            self.backend.execute("maxent_risk.sql", name=temporary_relation(names[2]), per_bucket=True,
                                  buckets=t["buckets"], **common)
             if result.persons:
                 rows = [(who, v, pr) for who, dist in result.persons.items() for v, pr in dist.items()]
                 frame = pd.DataFrame(rows, columns=["person", p.sensitive, "probability"])
-                self.backend.create_table_from_frame(tmp_name(names[3]), frame, temp=False)
+                self.backend.create_table_from_frame(temporary_relation(names[3]), frame, temp=False)
         return [{"kind": "table", "name": n, "rows": int(self.backend.fetchrow("count_rows.sql", relation=n)[0])}
                 for n in names]
 

@@ -13,7 +13,6 @@ import contextlib
 import re
 from collections.abc import Sequence
 
-from ..catalog import _ASCII_LOWER
 from ..errors import PolicyError
 from ..templates import temporary_relation
 
@@ -24,7 +23,7 @@ def check_name(name: str, field: str) -> str:
     """A table name the user chose: letters, digits and _, not starting with the reserved __sqlanon."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise PolicyError(field, f"must be a table name of letters, digits and _; got {name!r}")
-    if name.translate(_ASCII_LOWER).startswith("__sqlanon"):
+    if name.lower().startswith("__sqlanon"):
         raise PolicyError(field, "names starting with __sqlanon (in any case) are reserved")
     return name
 
@@ -41,7 +40,7 @@ def reserved_column(name: str) -> bool:
         >>> reserved_column("Bucket"), reserved_column("buckets")
         (True, False)
     """
-    return name.lower() in RESERVED_COLUMNS or name.translate(_ASCII_LOWER) in RESERVED_COLUMNS
+    return name.lower() in RESERVED_COLUMNS
 
 
 def output_name(given: str | None, default: str) -> str:
@@ -56,14 +55,9 @@ def output_name(given: str | None, default: str) -> str:
                           "letters, digits and _; give --name") from None
 
 
-def tmp_name(name: str) -> str:
-    """The name the table `name` is built under: sqlanon's own, never a user's table."""
-    return temporary_relation(name)
-
-
 @contextlib.contextmanager
 def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: Sequence[str] = ()):
-    """Build each table of `names` under `tmp_name(name)` inside the block; swap them all in at its end,
+    """Build each table of `names` under `temporary_relation(name)` inside the block; swap them all in at its end,
     with catalog rows of `kind` for the release `owner`.
 
     Refused before the block runs (ReleaseRefused) when a name is a source (the policy's or one of
@@ -76,13 +70,13 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
     check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources), name_field="--name",
                   replace=policy.release.replace if policy is not None else True)
     for n in names:
-        backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")   # left by a crashed run
+        backend.execute("drop_relation.sql", name=temporary_relation(n), kind="TABLE")   # left by a crashed run
     try:
         yield
         with backend.transaction():
             for n in names:
                 backend.drop_relation(n)
-                backend.execute("rename_table.sql", old=tmp_name(n), new=n)
+                backend.execute("rename_table.sql", old=temporary_relation(n), new=n)
             for t in targets:
                 t.rows = int(backend.fetchrow("count_rows.sql", relation=t.name)[0])
             catalog.record(owner, targets, release_id=new_release_id(),
@@ -90,5 +84,5 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
     except BaseException:
         for n in names:
             with contextlib.suppress(Exception):
-                backend.execute("drop_relation.sql", name=tmp_name(n), kind="TABLE")
+                backend.execute("drop_relation.sql", name=temporary_relation(n), kind="TABLE")
         raise
