@@ -621,7 +621,7 @@ def test_duckdb_folds_the_case_of_ascii_letters_only(ws):
 @pytest.mark.parametrize("args, needle", [
     (["bucketize", "{policy}", "--l", "3", "--name", "bb", "--json", "{ws}/no/such/r.json", "-q"],
      "--json: the folder"),
-    (["maxent", "{policy}", "--name", "mm", "--json", "{policy}", "-q"], "it exists and is not a JSON file"),
+    (["maxent", "{policy}", "--name", "mm", "--json", "{policy}", "-q"], "the command reads it"),
     (["maxent", "{policy}", "--name", "mm", "--json", "{ws}/no/such/r.json", "-q"], "--json: the folder"),
     (["maxent", "{policy}", "--name", "mm", "--manifest", "{ws}/no/such/m.json", "-q"], "--manifest: the folder"),
 ])
@@ -632,3 +632,52 @@ def test_output_files_are_checked_before_any_table_is_written(ws, args, needle):
     before = state(ws)
     refused(cli(*[a.format(ws=ws, policy=policy) for a in args]), needle)
     assert state(ws) == before
+
+
+# -- JSON outputs never replace what a command reads, nor a release's manifest -----------------------------
+
+JSON_OUTPUTS = [
+    # (command and arguments; {target} is the file it must not replace)
+    ["risk", "{policy}", "--json", "{target}"],
+    ["attack", "{policy}", "-q", "--json", "{target}"],
+    ["attack", "{policy}", "-q", "--manifest", "{target}"],
+    ["bucketize", "{policy}", "--l", "2", "--name", "bj", "-q", "--json", "{target}"],
+    ["maxent", "{policy}", "--no-write", "-q", "--json", "{target}"],
+    ["maxent", "{policy}", "--no-write", "-q", "--manifest", "{target}"],
+    ["marginals", "{policy}", "--no-release", "-q", "--json", "{target}"],
+    ["schema", "--out", "{target}"],
+]
+
+
+@pytest.mark.parametrize("target", ["policy", "manifest"])
+@pytest.mark.parametrize("args", JSON_OUTPUTS, ids=lambda a: "-".join(x.strip("-{}") for x in a if x != "{policy}"))
+def test_json_outputs_never_replace_the_policy_or_a_release_manifest(ws, args, target):
+    """`--json`, `--manifest` and `schema --out` checked only that an existing file began with '{': a policy
+    written in JSON (the loader reads one) and the manifest of a release were replaced, exit 0, and `report` or
+    `risk --manifest` then failed on the release. Refused before any work, exit 2, nothing changed."""
+    policy = ws / "policy.json"
+    policy.write_text(json.dumps(yaml.safe_load(write_policy(ws).read_text())))
+    assert cli("anonymize", policy, "-q").exit_code == 0
+    path = policy if target == "policy" else ws / "rel.manifest.json"
+    assert json.loads(path.read_text())       # a JSON file either way
+    before = state(ws)
+    r = cli(*[a.format(policy=policy, target=path) for a in args])
+    refused(r, "choose another path")
+    assert state(ws) == before
+
+
+def test_attack_and_maxent_manifests_replace_their_own_but_json_to_stdout_is_json_alone(ws):
+    """A manifest `attack --manifest` (or `maxent --manifest`) wrote records no outputs: a second run may replace it.
+    `attack --json -` printed its text report on stdout before the JSON."""
+    policy = write_policy(ws)
+    for _ in range(2):
+        r = cli("attack", policy, "-q", "--manifest", ws / "attacked.json")
+        assert r.exit_code == 0, r.output
+        r = cli("maxent", policy, "--no-write", "-q", "--manifest", ws / "maxent.json")
+        assert r.exit_code == 0, r.output
+    assert "attacks" in json.loads((ws / "attacked.json").read_text())
+    assert "maxent" in json.loads((ws / "maxent.json").read_text())
+    for args in (["--json", "-"], ["--minimal", "--json", "-"], ["--manifest", "-"]):
+        r = cli("attack", policy, *args)
+        assert r.exit_code == 0, r.output
+        assert isinstance(json.loads(r.stdout), dict), r.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -79,32 +79,54 @@ def table_run(policy: Any, table: str, db: str | None, progress: Progress | None
                         f"{', '.join(e.columns[:20])}){hint}") from None
 
 
-def write_json(data: Any, path: str | None) -> None:
-    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never
-    another kind (a policy, a CSV given by mistake): that is refused, exit 2, nothing written."""
+def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), manifest_of: str | None = None) -> None:
+    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never another
+    kind (a policy, a CSV given by mistake), a file the command reads, or a release's manifest
+    (`refuse_non_json`): that is refused, exit 2, nothing written."""
     text = json.dumps(data, indent=2, default=json_default)
     if path in (None, "-"):
         click.echo(text)
     else:
         assert path is not None
-        refuse_non_json(Path(path))
+        refuse_non_json(Path(path), keep=keep, manifest_of=manifest_of)
         from ..files import write_atomically
         write_atomically(Path(path), text + "\n")
 
 
-def refuse_non_json(path: Path, option: str = "--json") -> None:
-    """Refuse (ReleaseRefused, exit 2) to write JSON over a directory or an existing file that is not JSON, or
-    into a folder that does not exist (`option` names it)."""
-    from ..catalog import ReleaseRefused
+def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Path] = (),
+                    manifest_of: str | None = None) -> None:
+    """Refuse (ReleaseRefused, exit 2) to write JSON over a directory, an existing file that is not JSON, a file
+    of `keep` (what the command reads: its policy, a knowledge file, a manifest it was given), or a sqlanon
+    manifest, or into a folder that does not exist (`option` names it). A manifest is replaced only by another
+    of the same release (`manifest_of`, the release the new one describes) and only where it records no outputs:
+    one that `attack`, `maxent` or `marginals --no-release` wrote, not the record of a release."""
+    from ..catalog import ReleaseRefused, is_manifest, manifest_release
     if path.is_dir():
         raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
     check_output_folder(str(path), option)     # else a FileNotFoundError traceback once the tables are written
-    if path.exists():
-        with open(path, "rb") as f:
-            head = f.read(64).lstrip()
-        if head and head[:1] not in (b"{", b"["):
-            raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
-                                 "choose another path")
+    if not path.exists():
+        return
+    target = path.resolve()
+    if any(target == Path(k).resolve() for k in keep):
+        raise ReleaseRefused(f"refusing to write {option} {path}: the command reads it; choose another path")
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    if head and head[:1] not in (b"{", b"["):
+        raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
+                             "choose another path")
+    if is_manifest(path) and not (manifest_of is not None and manifest_release(path) == manifest_of
+                                  and not _records_outputs(path)):
+        raise ReleaseRefused(f"refusing to overwrite {path} ({option}): it is the manifest of a sqlanon release; "
+                             "choose another path")
+
+
+def _records_outputs(path: Path) -> bool:
+    """Does a manifest file list released outputs (tables, views, exports)? Unreadable counts as yes."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return not isinstance(data, dict) or bool(data.get("outputs"))
 
 
 def check_output_folder(path: str | None, option: str) -> None:

@@ -12,7 +12,15 @@ from pathlib import Path
 import click
 
 from ..errors import PolicyError
-from .common import levels_text, parse_node, progress_for, table_run, user_errors, write_json
+from .common import (
+    levels_text,
+    parse_node,
+    progress_for,
+    refuse_non_json,
+    table_run,
+    user_errors,
+    write_json,
+)
 
 COMMANDS: list = []
 
@@ -87,12 +95,18 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         raise PolicyError("--threshold", f"must be a share in (0, 1], for example 0.95; got {threshold}")
     if manifest_path and (table or minimal):
         raise PolicyError("--manifest", "applies to the release of a policy (or --node), not to --table or --minimal")
+    reads = [policy] + ([groups] if groups else [])
+    if json_path not in (None, "-"):
+        refuse_non_json(Path(json_path), keep=reads)      # before the work; --manifest once the release is known
+    quiet = quiet or "-" in (json_path, manifest_path)      # stdout holds the JSON alone
     if table:
         pol, db = _table_policy(policy, table, db)
     else:
         pol = policy
     progress = progress_for(quiet)
     with (table_run(pol, table, db, progress) if table else Anonymization(pol, db=db, progress=progress)) as run:
+        if manifest_path not in (None, "-"):        # now that the release's name is known
+            refuse_non_json(Path(manifest_path), "--manifest", keep=reads, manifest_of=run.policy.release.name)
         sens = attacks.sensitive_attribute(run, sensitive)
         has_groups = groups is not None or sens.domain.levels is not None
         if which == "similarity" and not has_groups:
@@ -153,11 +167,11 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         if json_path:
             write_json({"policy": str(policy), "table": table, "sensitive": sens.name,
                          "nodes": [{"levels": rs[0].levels if rs else None, "attacks": [r.as_dict() for r in rs]}
-                                   for rs in reports], "summary": summary}, json_path)
+                                   for rs in reports], "summary": summary}, json_path, keep=reads)
         if manifest_path:
             manifest = run.manifest()
             manifest["attacks"] = attacks.manifest_section(flat)
-            write_json(manifest, manifest_path)
+            write_json(manifest, manifest_path, keep=reads, manifest_of=run.policy.release.name)
     if fail_if_exposed and any(r.affected for r in flat):
         click.echo("sqlanon: attack: blocks are exposed (--fail-if-exposed)", err=True)
         sys.exit(3)

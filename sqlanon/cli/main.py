@@ -427,13 +427,18 @@ def apply(manifest, new_source, db, name, json_path, force, quiet):
 @user_errors
 def schema(out_path):
     """Print the policy's JSON Schema (draft 2020-12) for editors: point a YAML language server at it."""
-    from ..policy_model import json_schema_text
+    from ..catalog import ReleaseRefused
+    from ..policy_model import SCHEMA_ID, json_schema_text
     text = json_schema_text()
     if out_path is None:
         click.echo(text, nl=False)
     else:
-        refuse_non_json(Path(out_path))      # never overwrite a policy given by mistake
-        Path(out_path).write_text(text, encoding="utf-8")
+        refuse_non_json(Path(out_path), "--out")      # never a policy or a manifest given by mistake
+        if Path(out_path).exists() and SCHEMA_ID.encode() not in Path(out_path).read_bytes()[:400]:
+            raise ReleaseRefused(f"refusing to overwrite {out_path} (--out): it is not a policy schema sqlanon wrote "
+                                 "(a JSON policy?); choose another path")
+        from ..files import write_atomically
+        write_atomically(Path(out_path), text)
 
 
 def _register_feature_commands() -> None:

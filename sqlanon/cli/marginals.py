@@ -15,9 +15,20 @@ achieves and the search's steps.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from .common import manifest_target, parse_node, progress_for, search_run, user_errors, write_json
+from ..catalog import is_manifest
+from .common import (
+    manifest_target,
+    parse_node,
+    progress_for,
+    refuse_non_json,
+    search_run,
+    user_errors,
+    write_json,
+)
 
 COMMANDS: list = []
 
@@ -64,6 +75,9 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         raise PolicyError("--walk-steps", f"must be >= 1; got {walk_steps}")
     if max_steps is not None and max_steps < 0:         # -1 acted as 0
         raise PolicyError("--max-steps", f"must be >= 0; got {max_steps}")
+    if json_path not in (None, "-") and no_release:       # before the search; a release checks its manifest path
+        from ..policy import load_policy
+        refuse_non_json(Path(json_path), keep=[policy], manifest_of=load_policy(policy).release.name)
     with search_run(policy, db, quiet) as run:
         if not run.searched().minimal:
             raise DataError("no generalization satisfies the policy, not even the most general one; loosen the "
@@ -118,8 +132,8 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         section.update(ms.score(coll, table))
         if not section["privacy"]["satisfied"]:
             _echo_summary(section, quiet or json_path == "-")
-            if json_path:
-                write_json({"marginals": section}, json_path)
+            if json_path and (json_path == "-" or not is_manifest(Path(json_path))):    # a release's record stays
+                write_json({"marginals": section}, json_path, keep=[policy])
             raise PrivacyNotMet("the marginals are not private: " + _privacy_text(section["privacy"])
                                 + "; nothing was released")
         run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
@@ -133,7 +147,7 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
             if not no_release:
                 click.echo(f"manifest: {path}")
         if json_path == "-" or (json_path and no_release):
-            write_json(manifest, json_path)
+            write_json(manifest, json_path, keep=[policy], manifest_of=run.policy.release.name)
 
 
 def _privacy_text(p: dict) -> str:

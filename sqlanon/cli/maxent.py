@@ -48,7 +48,7 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
     table and a sensitive table."""
     from ..maxent.anatomy import DEFAULT_SEED, bucketize_policy
     if json_path not in (None, "-"):
-        refuse_non_json(Path(json_path))      # before any table is written
+        refuse_non_json(Path(json_path), keep=[policy])      # before any table is written
     rel = bucketize_policy(policy, l, name, db=db, not_counted=list(not_counted),
                            most_frequent_not_counted=most_frequent_not_counted, exact_size=exact_size,
                            seed=DEFAULT_SEED if seed is None else seed, private=not no_private, buckets=sample)
@@ -62,7 +62,7 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
                    + (f"; left out: {left}" if left else ""))
         click.echo(f"released: {rel.qit}, {rel.st}" + (f"; kept private: {rel.private_table}" if rel.private else ""))
     if json_path:
-        write_json(rel.as_dict(), json_path)
+        write_json(rel.as_dict(), json_path, keep=[policy])
 
 
 COMMANDS.append(bucketize)
@@ -108,16 +108,20 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     for opt, v, low in (("--positive", positive, 0), ("--negative", negative, 0), ("--min-support", min_support, 1)):
         if v < low:
             raise PolicyError(opt, f"must be at least {low}; got {v}")
-    for option, path in (("--json", json_path), ("--manifest", manifest_path)):
-        if path not in (None, "-"):
-            refuse_non_json(Path(path), option)      # before any table is written
+    reads = [policy] + ([knowledge] if knowledge else [])
+    if json_path not in (None, "-"):
+        refuse_non_json(Path(json_path), keep=reads)      # before any table is written
     know = load_knowledge(knowledge) if knowledge else Knowledge()
     if positive or negative:
         know = know + Knowledge([Rules(positive, negative, min_support, None, "--positive/--negative")])
-    say = _say(quiet or json_path == "-")
+    to_stdout = "-" in (json_path, manifest_path)       # stdout holds the JSON alone
+    say = _say(quiet or to_stdout)
     levels = parse_node(node) if node else None
     with open_release(policy, buckets=buckets, node=levels, db=db,
                       progress=progress_for(quiet)) as (backend, release):
+        if manifest_path not in (None, "-"):        # the release's name now known; still before any table is written
+            refuse_non_json(Path(manifest_path), "--manifest", keep=reads,
+                            manifest_of=release.anonymization.policy.release.name)
         out_name = None if no_write else output_name(name, f"{release.name or 'release'}_maxent")   # before solving
         say(f"release: {release.kind} ({release.qit if release.kind == 'bucketized' else 'node ' + _levels(release)})")
         me = MaxEnt(backend, release, tolerance if tolerance is not None else DEFAULT_TOLERANCE)
@@ -136,14 +140,14 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         if manifest_path:
             manifest = release.anonymization.manifest()
             manifest["maxent"] = report
-            write_json(manifest, manifest_path)
+            write_json(manifest, manifest_path, keep=reads, manifest_of=release.anonymization.policy.release.name)
     if not sol.converged:
         click.echo(f"sqlanon: warning: the solver did not reach the tolerance ({sol.max_violation:.3g} > "
                    f"{sol.tolerance:.3g} records); the estimate is the best found", err=True)
-    if not quiet and json_path != "-":
+    if not quiet and not to_stdout:
         _print_report(report)
     if json_path:
-        write_json(report, json_path)
+        write_json(report, json_path, keep=reads)
 
 
 def _levels(release) -> str:

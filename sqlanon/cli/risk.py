@@ -20,7 +20,7 @@ import click
 
 from ..errors import DataError, PolicyError, UserError
 from ..risk import measures
-from .common import parse_node, user_errors, write_json
+from .common import parse_node, refuse_non_json, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -239,14 +239,18 @@ def _print(report: dict) -> None:
 @click.option("--json", "json_path", default=None, help="Write the figures as JSON here ('-' = stdout).")
 def risk(policy, db, node, table, manifest, threshold, population_size, sampling_fraction, population, json_path):
     """Re-identification risk: prosecutor, journalist, marketer, sample and population uniques."""
+    reads = [policy] + ([manifest] if manifest else [])
+
     @user_errors
     def run():
+        if json_path not in (None, "-"):
+            refuse_non_json(Path(json_path), keep=reads)      # before the work
         report = risk_of(policy, db=db, node=node, table=table, manifest=manifest, threshold=threshold,
                          population_size=population_size, sampling_fraction=sampling_fraction, population=population)
         if json_path != "-":
             _print(report)
         if json_path:
-            write_json(report, json_path)
+            write_json(report, json_path, keep=reads)
     run()
 
 
