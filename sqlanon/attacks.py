@@ -376,7 +376,21 @@ def _policy_taxonomy(run, name: str) -> Path | None:
 
 
 def resolve_groups(domain, groups=None, level: int = 1) -> tuple[np.ndarray, list[str]]:
-    """Group codes per sensitive value code and the group names, from any accepted form of `groups`."""
+    """Group codes per sensitive value code and the group names, from any accepted form of `groups`. Refused
+    (PolicyError) where every value of the data falls in one group: a block then always "discloses" that group,
+    which the whole table discloses too, and every block would be flagged (ICDE 2007 Sec. 6 splits occupation
+    into three)."""
+    codes, names = _resolve_groups(domain, groups, level)
+    if len(domain.values) > 1 and len(np.unique(codes)) < 2:
+        where = ("--groups" if groups is not None and isinstance(groups, (str, Path)) else
+                 "--group-level" if groups is None else "groups")
+        raise PolicyError(where, f"puts every value of '{domain.name}' in one group ({names[int(codes[0])]}), so "
+                          "every block would be flagged; the similarity attack needs two groups or more"
+                          + (": choose a lower level" if where != "groups" else ""))
+    return codes, names
+
+
+def _resolve_groups(domain, groups=None, level: int = 1) -> tuple[np.ndarray, list[str]]:
     if groups is None:
         codes, _ = groups_from_hierarchy(domain, level)
         return codes, _named_groups(domain, codes)

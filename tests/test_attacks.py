@@ -163,6 +163,21 @@ def test_similarity_needs_groups(hospital):
         attacks.similarity_attack(hospital, FIGURE_2_NODE)
 
 
+@pytest.mark.parametrize("groups, field", [
+    ({"Cancer": "all", "Heart Disease": "all", "Viral Infection": "all"}, "groups"),
+    ("condition,group\nCancer,x\nHeart Disease,x\nViral Infection,x\n", "--groups"),
+])
+def test_similarity_with_one_group_is_refused(hospital, tmp_path, groups, field):
+    """One group holding every value flagged every block, 100 % exposed (and failed --fail-if-exposed gates):
+    the group discloses what the whole table does."""
+    if isinstance(groups, str):
+        (tmp_path / "g.csv").write_text(groups)
+        groups = tmp_path / "g.csv"
+    with pytest.raises(PolicyError, match="two groups or more") as e:
+        attacks.similarity_attack(hospital, FIGURE_2_NODE, groups=groups)
+    assert e.value.field == field
+
+
 def test_bad_node(hospital):
     with pytest.raises(PolicyError, match="nationality"):
         attacks.homogeneity_attack(hospital, {"zip_code": 1, "age": 1})

@@ -148,11 +148,65 @@ def test_samples_are_seeded():
     assert counts["adult"] == 45222 and counts["adult_sample"] == len(bernoulli_rows(45222, 0.05, 20070301))
 
 
-@pytest.mark.parametrize("args, msg", [(["nope"], "unknown experiment"), (["--sample-rows", "3"], "--sample-rows"),
-                                       (["--repeat", "0"], "--repeat")])
+@pytest.mark.parametrize("args, msg", [
+    (["nope"], "unknown experiment"), (["--sample-rows", "3"], "--sample-rows"), (["--repeat", "0"], "--repeat"),
+    # 50 rows failed later, on a policy the user never wrote (facts' recursive (3,12)) or "adult_sample has no rows"
+    (["facts", "--sample-rows", "50"], "must be at least 100"),
+    # NaN passed `<= 0` and turned the time limit off (and wrote NaN into results.json)
+    (["facts", "--sample-rows", "100", "--landsend-timeout", "nan"], "--landsend-timeout"),
+    (["facts", "--sample-rows", "100", "--landsend-timeout", "inf"], "--landsend-timeout"),
+])
 def test_bad_options(tmp_path, args, msg):
     r = CliRunner().invoke(main, ["experiments", "--out", str(tmp_path), *args])
     assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("files", [{"report.md": "# my notes\n"}, {"results.json": '{"my": "data"}'},
+                                   {"homogeneity.png": "not a plot"}, {"utility_adult.png": "mine"}])
+def test_a_report_folder_holding_files_it_did_not_write_is_refused(tmp_path, files):
+    """`--out` (default docs/experiments, relative to where it runs) replaced a report.md, results.json or plot
+    of that name, exit 0. Refused before any experiment runs, one line, exit 2, the files as they were."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    r = CliRunner().invoke(main, ["experiments", "facts", "--sample-rows", "100", "-q", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "which sqlanon experiments did not write" in r.stderr, r.output
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == files
+
+
+def test_a_report_folder_that_cannot_be_created_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("x")
+    r = CliRunner().invoke(main, ["experiments", "facts", "-q", "--out", str(tmp_path / "file" / "sub")])
+    assert r.exit_code == 2 and "--out: cannot create the folder" in r.stderr and "Traceback" not in r.output
+
+
+def test_a_rerun_over_an_older_versions_results_keeps_the_folder_consistent(tmp_path):
+    """results.json was written before report.md was rendered: a section of an earlier version (merged for a
+    partial rerun) failed the rendering with a KeyError traceback after results.json had changed, and a
+    results.json holding a list failed with an AttributeError. Now this run's experiments alone, both files."""
+    from sqlanon.experiments.runner import render
+    args = ["experiments", "facts", "--sample-rows", "100", "-q", "--out", str(tmp_path)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    data = json.loads((tmp_path / "results.json").read_text())
+    data["experiments"]["homogeneity"] = {"an older": "shape"}
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    now = json.loads((tmp_path / "results.json").read_text())
+    assert list(now["experiments"]) == ["facts"]
+    assert (tmp_path / "report.md").read_text() == render(now)
+
+
+def test_results_are_strict_json():
+    """The committed results.json held `Infinity` (an estimation accuracy where knowledge makes a true cell
+    impossible), which JSON.parse refuses; infinity is written 1e999 (read back as inf), NaN as null."""
+    from pathlib import Path
+    text = (Path(__file__).parent.parent / "docs" / "experiments" / "results.json").read_text()
+
+    def refuse(token):
+        raise ValueError(token)
+    data = json.loads(text, parse_constant=refuse)
+    assert data["experiments"]["maxent"]["toy"]
 
 
 # --------------------------------------------------------------------------------------------------

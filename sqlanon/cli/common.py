@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from ..catalog import json_default
+from ..catalog import strict_json
 from ..errors import PolicyError, PrivacyNotMet, UserError
 from ..progress import Progress
 
@@ -83,7 +83,7 @@ def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), man
     """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never another
     kind (a policy, a CSV given by mistake), a file the command reads, or a release's manifest
     (`refuse_non_json`): that is refused, exit 2, nothing written."""
-    text = json.dumps(data, indent=2, default=json_default)
+    text = strict_json(data)
     if path in (None, "-"):
         click.echo(text)
     else:

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -191,17 +192,18 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @user_errors
 def experiments(names, out, sample_rows, landsend_rows, repeat, landsend_timeout, quiet):
-    """Reproduce the papers' experiments: homogeneity, performance, utility, similarity, facts (all by default)."""
+    """Reproduce the papers' experiments: homogeneity, performance, utility, similarity, facts, maxent, marginals
+    (all by default)."""
     from ..experiments import NAMES
     from ..experiments.runner import run_experiments
     for n in names:
         if n not in NAMES:
             raise PolicyError("NAME", f"unknown experiment {n!r}; choose from {', '.join(NAMES)}")
-    for opt, v, low in (("--sample-rows", sample_rows, 50), ("--landsend-rows", landsend_rows, 100),
+    for opt, v, low in (("--sample-rows", sample_rows, 100), ("--landsend-rows", landsend_rows, 100),
                         ("--repeat", repeat, 1)):
         if v is not None and v < low:
             raise PolicyError(opt, f"must be at least {low}; got {v}")
-    if landsend_timeout is not None and landsend_timeout <= 0:
+    if landsend_timeout is not None and not (math.isfinite(landsend_timeout) and landsend_timeout > 0):
         raise PolicyError("--landsend-timeout", f"must be a positive number of seconds; got {landsend_timeout}")
     log = None if quiet else (lambda text: click.echo(f"sqlanon: {text}", err=True))
     data = run_experiments(names, out, sample_rows, landsend_rows, repeat, landsend_timeout, log=log)

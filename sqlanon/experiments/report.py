@@ -1,11 +1,12 @@
 """Small helpers to write the report: Markdown tables, number formats, plots, atomic files."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
+
+from ..catalog import strict_json
 
 
 def fmt(x, digits: int = 2, none: str = "–") -> str:
@@ -33,22 +34,6 @@ def pair(ours, paper, digits: int = 2) -> str:
     return f"{fmt(ours, digits)} ({fmt(paper, digits)})"
 
 
-def json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    if isinstance(o, tuple):
-        return list(o)
-    raise TypeError(type(o).__name__)
-
-
 def write_text(path: Path, text: str) -> None:
     """Write a file atomically (a temporary file beside it, then a rename)."""
     from ..files import write_atomically
@@ -56,7 +41,7 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=1, default=json_default, sort_keys=False) + "\n")
+    write_text(path, strict_json(data, indent=1) + "\n")
 
 
 def pyplot():

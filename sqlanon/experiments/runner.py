@@ -43,7 +43,7 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
     if unknown:
         raise ValueError(f"unknown experiment {unknown[0]!r}; known: {', '.join(EXPERIMENTS)}")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_report_folder(out)
     command = command_line(names if len(names) < len(EXPERIMENTS) else (), out, sample_rows, landsend_rows, repeat,
                            landsend_timeout)
     ctx = Context(out, sample_rows=sample_rows, landsend_rows=landsend_rows, repeat=repeat, log=log)
@@ -68,10 +68,61 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
             "adult_tables": ctx.tables, "seconds": {**timings, "total": total}, "figures": figures,
             "experiments": results}
     if len(names) < len(EXPERIMENTS):
-        data = merge_previous(out / "results.json", data)
-    write_json(out / "results.json", data)
-    write_text(out / "report.md", render(data))
+        try:
+            merged = merge_previous(out / "results.json", data)
+            text = render(merged)
+            data = merged
+        except (KeyError, TypeError, ValueError, AttributeError):     # an earlier version's sections
+            if log:
+                log(f"the earlier {out / 'results.json'} does not read as this version's results; the report "
+                    "holds this run's experiments only")
+            text = render(data)
+    else:
+        text = render(data)
+    write_json(out / "results.json", data)      # both files only once the report is rendered
+    write_text(out / "report.md", text)
     return data
+
+
+PLOTS = ("homogeneity.png", "performance.png", "similarity.png", "maxent.png", "marginals.png", "utility_*.png")
+
+
+def _is_results(path: Path) -> bool:
+    """Is `path` a results.json that `sqlanon experiments` wrote (its command and its experiments)?"""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(old, dict) and str(old.get("command", "")).startswith("sqlanon experiments")
+            and isinstance(old.get("experiments"), dict))
+
+
+def check_report_folder(out: Path) -> None:
+    """The report folder, created if missing; refused (UserError, exit 2) before any experiment runs where it
+    holds a report.md, results.json or plot that `sqlanon experiments` did not write: a results.json must be one
+    of its results, a report.md must begin with its command line, a plot must be one results.json lists."""
+    from ..errors import UserError
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--out: cannot create the folder {out}: {e.strerror or e}; give another folder") from None
+    results = out / "results.json"
+    ours = _is_results(results)
+    listed: set[str] = set()
+    if ours:
+        figures = json.loads(results.read_text(encoding="utf-8")).get("figures")
+        listed = {f for fs in (figures.values() if isinstance(figures, dict) else []) if isinstance(fs, list)
+                  for f in fs if isinstance(f, str)}
+    foreign = [] if ours or not results.exists() else [results.name]
+    report = out / "report.md"
+    if report.exists():
+        with open(report, "rb") as f:
+            if not f.readline().startswith(b"`sqlanon experiments"):
+                foreign.append(report.name)
+    foreign += sorted(p.name for pattern in PLOTS for p in out.glob(pattern) if p.name not in listed)
+    if foreign:
+        raise UserError(f"--out: {out} holds {', '.join(foreign)}, which sqlanon experiments did not write; give "
+                        "another folder, or move them")
 
 
 def merge_previous(path: Path, data: dict) -> dict:
@@ -81,7 +132,8 @@ def merge_previous(path: Path, data: dict) -> dict:
         old = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return data
-    if old.get("options") != data["options"] or not isinstance(old.get("experiments"), dict):
+    if (not isinstance(old, dict) or old.get("options") != data["options"]
+            or not isinstance(old.get("experiments"), dict) or not isinstance(old.get("machine"), dict)):
         return data
     ran = list(data["experiments"])
     # earlier partial runs, less what this one reran

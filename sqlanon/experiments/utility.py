@@ -279,7 +279,8 @@ def markdown(res: dict) -> str:
         "(Q3 / Q4 / Q5 / Q7), minimum average group size up to 2,500, discernibility up to 5 x 10^6 on the "
         "sample, KL up to 4 / 6 / 10 on the sample (Fig. 19) and 3 / 4.5 on the full data (Fig. 20). "
         f"{c['axes']['outside']} of our {c['axes']['of']} comparable values fall outside those ranges"
-        + (": " + "; ".join(c["axes"]["examples"][:6]) if c["axes"]["examples"] else "") + ".\n"
+        + (": " + "; ".join(c["axes"]["examples"][:6]) if c["axes"]["examples"] else "")
+        + (f"; and {len(c['axes']['examples']) - 6} more" if len(c["axes"]["examples"]) > 6 else "") + ".\n"
         "\n**Where we differ and why.** (1) Hierarchies: ours have the paper's domain sizes and heights but our "
         "own groups; this moves every number here. (2) The sample: the paper's 5 % Bernoulli subsample is not "
         "published; ours is seeded (numpy, seed 20070301) and has a different size and composition, and rare "
