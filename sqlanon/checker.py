@@ -230,11 +230,15 @@ class NodeChecker:
 
         Without suppression every model here is (Theorems 5.2-5.4, t-closeness's generalization property).
         With suppression only models decided by the size and distinct-value bounds are (k-anonymity,
-        distinct l-diversity): see `monotone_part`.
+        distinct l-diversity): see `monotone_part`. So too with an entity key: a merged class counts each
+        person once, so its count of a value is the union of its parts' persons, not their sum, and its
+        distribution is no mixture of theirs. Persons {1,2} with x and {3,4} with y in one class, {5,6} with
+        x and {3,4} with y in another: each has entropy ln 2, merged 4:2 has 0.637. A class's persons and its
+        values only grow under a union, so k and distinct l stay monotone.
         """
         if not all(c.monotone for c in self.criteria):
             return False
-        return self.budget == 0 or self.decided_by_bounds
+        return (self.budget == 0 and not self.fs.entity) or self.decided_by_bounds
 
     @property
     def decided_by_bounds(self) -> bool:

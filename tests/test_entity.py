@@ -100,3 +100,49 @@ def test_one_row_per_person_gives_the_same_metrics_as_no_entity_key():
     assert [c.levels for c in a.candidates] == [c.levels for c in b.candidates]
     for x, y in zip(a.candidates, b.candidates):
         assert x.metrics == pytest.approx(y.metrics)
+
+
+# (privacy, rows as (person, q1, q2, s)): merging q2's classes c and d counts persons 3 and 4 once, so the
+# merged class's counts are no mixture of its parts'. Each case: the bottom node satisfies, the top fails.
+NOT_MIXTURES = {
+    # c: x {1,2}, y {3,4}; d: x {5,6}, y {3,4}: entropy ln 2 each; merged x 4 : y 2, entropy 0.637 < ln 2
+    "entropy": ({"l_diversity": {"variant": "entropy", "l": 2}},
+                [(1, "a", "c", "x"), (2, "a", "c", "x"), (3, "a", "c", "y"), (4, "a", "c", "y"),
+                 (5, "a", "d", "x"), (6, "a", "d", "x"), (3, "a", "d", "y"), (4, "a", "d", "y")]),
+    # the same classes: r1 = 2 < 1.5 * r2 = 3 in each; merged r1 = 4 > 1.5 * 2
+    "recursive": ({"l_diversity": {"variant": "recursive", "l": 2, "c": 1.5}},
+                  [(1, "a", "c", "x"), (2, "a", "c", "x"), (3, "a", "c", "y"), (4, "a", "c", "y"),
+                   (5, "a", "d", "x"), (6, "a", "d", "x"), (3, "a", "d", "y"), (4, "a", "d", "y")]),
+    # a single q1 label: the one-attribute projection {q1} is one class of all persons, and fails
+    "entropy, release": ({"l_diversity": {"variant": "entropy", "l": 1.9}},
+                         [(0, "a", "c", "x"), (0, "a", "c", "y"), (4, "a", "c", "x"), (4, "a", "c", "y"),
+                          (0, "a", "d", "y"), (2, "a", "d", "x"), (3, "a", "d", "x"), (4, "a", "d", "x"),
+                          (4, "a", "d", "y")]),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_MIXTURES))
+@pytest.mark.parametrize("utility", ["height", "discernibility"])
+def test_entropy_and_recursive_l_are_not_monotone_over_persons(tmp_path, case, utility):
+    """Incognito pruned with entropy and recursive l-diversity under an entity key as if they were monotone:
+    it found no minimal node where the bottom satisfies (its one-attribute projection fails), or marked the top
+    satisfying because the bottom did, and with discernibility (not monotone over persons) released that top
+    node, which fails the policy, as the proven optimum. Now as with suppression: the monotone necessary part
+    prunes, every candidate is judged in full."""
+    privacy, rows = NOT_MIXTURES[case]
+    for q, labels in (("q1", ["a"]), ("q2", ["c", "d"])):
+        (tmp_path / f"{q}.csv").write_text(f"{q},l1\n" + "".join(f"{v},*\n" for v in labels))
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (pid INT, q1 VARCHAR, q2 VARCHAR, s VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    policy = {"source": {"table": "t"}, "entity_key": "pid", "sensitive": ["s"], "privacy": privacy,
+              "quasi_identifiers": {q: {"hierarchy": str(tmp_path / f"{q}.csv")} for q in ("q1", "q2")},
+              "utility": utility, "release": {"name": "r"}}
+    run = Anonymization(policy, connection=con)
+    assert run.evaluate({"q1": 0, "q2": 0}).satisfied and not run.evaluate({"q1": 1, "q2": 1}).satisfied
+    found = Anonymization(policy, connection=con).search()
+    assert_same_search(found, Anonymization(policy, connection=con).search("brute_force"))
+    with Anonymization(policy, connection=con) as release:
+        chosen = release.choose()
+        assert chosen.levels == {"q1": 0, "q2": 0}
+        assert Anonymization(policy, connection=con).evaluate(chosen.levels).satisfied

@@ -31,7 +31,9 @@ Every model is monotone under generalization (merging blocks keeps it). With tup
 monotone: a merged block fails k only if all its parts did, whereas merging a failing block into a
 passing one can fail l-diversity or t-closeness and suppress more rows (see `sqlanon.checker`).
 beta-likeness and delta-disclosure behave like t-closeness; average risk and records at risk are
-table-level (`sqlanon.models.risk`); k-map with an estimator is a k-anonymity and stays monotone.
+table-level (`sqlanon.models.risk`); k-map with an estimator is a k-anonymity and stays monotone. With an
+entity key only k-anonymity and distinct l-diversity are monotone, budget or not: a merged block counts
+each person once, so its counts are no mixture of its parts' (`NodeChecker.prunable`).
 """
 from __future__ import annotations
 
