@@ -131,6 +131,8 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
     ...     round(kl_divergence(run.fs, run.evaluate({"zip": 2, "age": 2})), 4)
     1.3297
     """
+    if fs.entity:
+        return _kl_over_person_cells(fs, result)
     levels = result.levels
     keep = result.ok if result.suppressed_rows else np.ones(len(result.counts.sizes), dtype=bool)
     rolled = fs.rolled_up()
@@ -164,6 +166,38 @@ def kl_divergence(fs: FrequencySet, result: NodeResult) -> float:
         root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
         total += result.suppressed_rows * np.log(root_area) - float(xlogx(suppressed_counts).sum())
     return max(total / fs.rows, 0.0)
+
+
+def _kl_over_person_cells(fs: FrequencySet, result: NodeResult) -> float:
+    """`kl_divergence` with an entity key: over (person, original cell) pairs, each weighing 1/P (P pairs), each
+    generalized cell's pairs g spread uniformly over its area. That is (1/P)[sum_x c ln c + sum_B pairs(B) ln
+    area(B) - sum_G g ln g] (plus the suppressed pairs' root term), c a cell's persons, pairs(B) = sum of its
+    generalized cells' g: the row formula over the distinct (person, cell) rows, so a divergence, >= 0. A
+    block's persons are not its pairs (a person with rows in two of its cells counts in both), so the sizes
+    the node's classes are judged on cannot stand in for pairs(B) here. The wide frequency set holds one row
+    per pair (it groups by cell and person): each count below is a COUNT of its rows."""
+    levels = result.levels
+    block_cols = [fs.qi(a).col(lvl) for a, lvl in levels.items()]
+    sens_cols = [s.col for s in fs.sensitives]
+    suppressed = fs.create_suppressed_table(result, beside_counts=True)
+    rows = fs.counts.fetchall("node_kl_blocks.sql", table=fs.wide_table, block_cols=block_cols, suppressed=suppressed)
+    codes = np.array([r[:-1] for r in rows], dtype=np.int64).reshape(len(rows), len(block_cols))
+    pairs = np.array([r[-1] for r in rows], dtype=np.float64)
+    log_area = np.zeros(len(rows))
+    for i, (name, lvl) in enumerate(levels.items()):
+        log_area += fs.log_area(name, lvl)[codes[:, i]]
+    kept_g = xlogx_by_count(fs.counts.fetchall("node_kl_terms.sql", table=fs.wide_table, block_cols=block_cols,
+                                                sens_cols=sens_cols, suppressed=suppressed, entity=True))
+    total = fs.cells_xlogx() + float((pairs * log_area).sum()) - kept_g
+    all_pairs = float(pairs.sum())
+    if suppressed:
+        g = np.array([n for (n,) in fs.counts.fetchall("suppressed_sensitive_counts.sql", table=fs.wide_table,
+                                                         suppressed=suppressed, suppressed_cols=block_cols,
+                                                         sens_cols=sens_cols, entity=True)], dtype=np.float64)
+        root_area = float(np.prod([len(q.hierarchy.values) for q in fs.qis], dtype=np.float64))
+        total += float(g.sum()) * np.log(root_area) - float(xlogx(g).sum())
+        all_pairs += float(g.sum())
+    return max(total / all_pairs, 0.0) if all_pairs else 0.0
 
 
 def is_monotone(metric: str, suppression: bool, entity: bool) -> bool:
