@@ -397,6 +397,10 @@ CASES = [
     # -- privacy, utility, release --------------------------------------------------------------------
     Case("privacy-missing", edit(privacy=None), "'privacy': missing"),
     Case("privacy-a-list", edit(privacy=[4]), "'privacy': must be a mapping"),
+    # each released the raw rows (k = 1), exit 0: the check ran only on a mapping, never on the loaded model
+    Case("privacy-empty", edit(privacy={}), "'privacy': names no privacy model"),
+    Case("privacy-k-null", edit(privacy={"k": None}), "'privacy': names no privacy model"),
+    Case("privacy-suppression-only", edit(privacy={"max_suppression": 0.1}), "'privacy': names no privacy model"),
     Case("k-zero", edit(privacy={"k": 0}), "privacy.k"),
     Case("k-text", edit(privacy={"k": "five"}), "privacy.k"),
     Case("max-suppression-above-one", edit(privacy={"k": 4, "max_suppression": 2}), "privacy.max_suppression"),

@@ -161,10 +161,10 @@ def _t_closeness(spec: pm.TCloseness, domains: dict[str, SensitiveDomain]) -> li
 
 
 def privacy_model(privacy: dict | pm.Privacy | None) -> pm.Privacy:
-    """The validated ``privacy:`` mapping (`sqlanon.policy_model.Privacy`); a model passes through."""
-    if isinstance(privacy, pm.Privacy):
-        return privacy
-    model = pm.validate(pm.Privacy, {} if privacy is None else privacy, "privacy")
+    """The validated ``privacy:`` mapping (`sqlanon.policy_model.Privacy`), which must name a privacy model (a
+    model passes through, checked the same: `load_policy` passes one, and `privacy: {}` released the raw rows)."""
+    model = privacy if isinstance(privacy, pm.Privacy) else pm.validate(pm.Privacy, {} if privacy is None else
+                                                                         privacy, "privacy")
     if not any(getattr(model, key) is not None for key in PRIVACY_KEYS if key != "max_suppression"):
         raise PolicyError("privacy", "names no privacy model; give at least k (for example privacy: {k: 5})")
     return model
