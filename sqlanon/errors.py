@@ -70,3 +70,13 @@ class PrivacyNotMet(SqlanonError):
     """A release or a check does not satisfy the policy's privacy models (exit code 3)."""
 
     exit_code = 3
+
+
+def is_interrupt(e: BaseException) -> bool:
+    """Is `e` Ctrl-C, however the engine reports it? DuckDB 2.0 raises a plain RuntimeError "Query interrupted"
+    when SIGINT lands during a query (duckdb.InterruptException in older versions), and an error whose text
+    begins "KeyboardInterrupt" when it lands in a Python scan inside one (a data frame being copied in)."""
+    if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "InterruptException":
+        return True
+    text = str(e)
+    return (type(e) is RuntimeError and text == "Query interrupted") or text.startswith("KeyboardInterrupt")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import PolicyError
+from .errors import DataError, PolicyError
 
 MB = 1024 * 1024
 POLICY_LIMIT = 1 * MB          # a policy or a knowledge file is a few hundred lines
@@ -167,13 +167,26 @@ def missing_folders(folder: Path) -> list[Path]:
     return out
 
 
+def name_max(folder: Path) -> int:
+    """The longest file name (in bytes) the file system of an existing `folder` allows."""
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a `temporary_file` renamed over it: a reader sees the old file or the new
-    one, never half of it, and a failure leaves the old file and no temporary one."""
-    tmp = temporary_file(path)
+    one, never half of it, and a failure leaves the old file and no temporary one. A file that cannot be written
+    (a read-only folder, a name too long, a full disk) is one line (DataError), not a traceback."""
+    tmp = None
     try:
+        tmp = temporary_file(path)
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as e:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise DataError(f"cannot write {path}: {e.strerror or e}; choose another path") from None
         raise

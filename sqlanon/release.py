@@ -52,8 +52,8 @@ from .catalog import (
 from .checker import NodeResult
 from .engine import Backend
 from .engines.dialects import compared_type
-from .errors import DataError, PolicyError
-from .files import missing_folders, temporary_file
+from .errors import DataError, PolicyError, is_interrupt
+from .files import missing_folders, name_max, temporary_file
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
@@ -156,26 +156,22 @@ def check_exports(policy: Policy, b: Backend, catalog: Catalog, force: bool = Fa
     if not policy.release.export:
         return
     protected, owned = protected_files(policy, b), catalog.current()
+    seen: dict[Path, int] = {}
     for i, path in enumerate(policy.release.export):
+        first = seen.setdefault(Path(path).absolute(), i)
+        if first != i:      # written twice, the second replacing the first
+            raise PolicyError(f"release.export[{i}]", f"{path} is release.export[{first}] again; list each file once")
         check_file_target(path, f"release.export[{i}]", protected, owned, policy.release.name, force)
         missing = missing_folders(Path(path).parent)
         nearest = missing[0].parent if missing else Path(path).absolute().parent
         if not nearest.is_dir():
             raise PolicyError(f"release.export[{i}]", f"{nearest} is a file, not a folder, so {path} cannot be "
                               "written; choose another path")
-        longest = _name_max(nearest)
+        longest = name_max(nearest)
         if len(os.fsencode(Path(path).name)) > longest:
             # caught now, not by the rename after the release's commit
             raise PolicyError(f"release.export[{i}]", f"the file name is longer than the {longest} bytes the file "
                               "system allows; choose a shorter one")
-
-
-def _name_max(folder: Path) -> int:
-    """The longest file name (in bytes) the file system of an existing `folder` allows."""
-    try:
-        return int(os.pathconf(folder, "PC_NAME_MAX"))
-    except (OSError, ValueError, AttributeError):
-        return 255
 
 
 def export_format(path) -> str:
@@ -417,6 +413,8 @@ def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] 
         b.export(relation, tmp, export_format(path))
     except BaseException as e:
         _remove_files([tmp] if tmp is not None else [], mine)
+        if is_interrupt(e):
+            raise KeyboardInterrupt from None
         if isinstance(e, OSError):
             raise DataError(f"cannot write {path}: {e.strerror or e} ({e.filename or path.parent}); choose another "
                             "path in release.export") from None

@@ -681,3 +681,70 @@ def test_attack_and_maxent_manifests_replace_their_own_but_json_to_stdout_is_jso
         r = cli("attack", policy, *args)
         assert r.exit_code == 0, r.output
         assert isinstance(json.loads(r.stdout), dict), r.stdout
+
+
+# what DuckDB raises when Ctrl-C lands: 2.0 a plain RuntimeError during a query (seen with a real SIGINT; when it
+# lands is up to DuckDB, so no test sends one into a query), InterruptException for `interrupt()`, and an error
+# whose text begins "KeyboardInterrupt" when it lands in a Python scan inside a query
+INTERRUPTS = [RuntimeError("Query interrupted"), duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+              duckdb.InvalidInputException("KeyboardInterrupt: "), KeyboardInterrupt()]
+
+
+@pytest.mark.parametrize("error", INTERRUPTS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_ctrl_c_during_a_duckdb_query_is_an_interrupt(error, wrapped):
+    """DuckDB 2.0 reports Ctrl-C during a query as RuntimeError "Query interrupted", not
+    duckdb.InterruptException: a 40-line traceback and exit 1 (or, wrapped by a refused query or an export, exit 2
+    "the database refused a query ...: KeyboardInterrupt" / "cannot write ...: Query interrupted"). Exit 130 and
+    one line, whether the query ran under the backend's `_refused` or bare inside a command."""
+    from sqlanon.cli.common import user_errors
+    from sqlanon.engines.duckdb import _refused
+    from sqlanon.errors import is_interrupt
+
+    @user_errors
+    def command():
+        if wrapped:
+            with _refused("x.sql"):
+                raise error
+        raise error
+    with pytest.raises(SystemExit) as e:
+        command()
+    assert e.value.code == 130 and is_interrupt(error)
+    assert not is_interrupt(RuntimeError("Query interrupted by the user's own UDF")) and not is_interrupt(
+        duckdb.InvalidInputException("Invalid Input Error: no"))
+
+
+@pytest.mark.parametrize("args", [
+    ["anonymize", "{policy}", "-q", "--json", "{long}"],
+    ["bucketize", "{policy}", "--l", "2", "--name", "bk", "-q", "--json", "{long}"],
+    ["risk", "{policy}", "--json", "{long}"],
+    ["schema", "--out", "{long}"],
+])
+def test_an_output_file_that_cannot_be_written_is_refused_before_the_release(ws, args, monkeypatch):
+    """A manifest or report whose name the file system refuses (or in a folder that is not writable) failed with
+    an OSError traceback after the release and its catalog row were committed. Refused first: one line, exit 2,
+    nothing written."""
+    policy = write_policy(ws)
+    before = state(ws)
+    long = ws / ("a" * 300 + ".json")
+    refused(cli(*[a.format(policy=policy, long=long) for a in args]), "the file name is longer than")
+    assert state(ws) == before
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != ws)     # as for a read-only folder
+    refused(cli(*[a.format(policy=policy, long=ws / "out.json") for a in args]), "cannot write in the folder")
+    assert state(ws) == before
+
+
+def test_write_atomically_turns_a_refused_write_into_one_line(tmp_path):
+    from sqlanon.errors import DataError
+    from sqlanon.files import write_atomically
+    with pytest.raises(DataError, match="cannot write .*: File name too long; choose another path"):
+        write_atomically(tmp_path / ("a" * 300), "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_listed_twice_is_refused(ws):
+    """`release.export: [same.csv, same.csv]` wrote the file twice, the second replacing the first."""
+    policy = write_policy(ws, export=["same.csv", "./same.csv"])
+    before = state(ws)
+    refused(cli("anonymize", policy, "-q"), "release.export[1]")
+    assert state(ws) == before

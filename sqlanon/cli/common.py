@@ -4,6 +4,7 @@ display, a searched run, JSON output that never replaces a non-JSON file, the ch
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from functools import wraps
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from ..catalog import strict_json
-from ..errors import PolicyError, PrivacyNotMet, UserError
+from ..errors import PolicyError, PrivacyNotMet, UserError, is_interrupt
 from ..progress import Progress
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def interrupted() -> NoReturn:
+    click.echo("sqlanon: interrupted", err=True)
+    sys.exit(130)
+
+
 def user_errors(fn: F) -> F:
     """Turn user errors into one line and an exit code; anything else is a bug and keeps its traceback."""
     @wraps(fn)
@@ -38,9 +44,12 @@ def user_errors(fn: F) -> F:
             fail(str(e), e.exit_code)
         except PrivacyNotMet as e:
             fail(str(e), e.exit_code)
+        except Exception as e:
+            if not is_interrupt(e):     # a bug: its traceback
+                raise
+            interrupted()
         except KeyboardInterrupt:
-            click.echo("sqlanon: interrupted", err=True)
-            sys.exit(130)
+            interrupted()
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature, mypy cannot see it
 
 
@@ -101,9 +110,9 @@ def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Pat
     of the same release (`manifest_of`, the release the new one describes) and only where it records no outputs:
     one that `attack`, `maxent` or `marginals --no-release` wrote, not the record of a release."""
     from ..catalog import ReleaseRefused, is_manifest, manifest_release
+    check_output_folder(str(path), option)     # else a FileNotFoundError traceback once the tables are written
     if path.is_dir():
         raise ReleaseRefused(f"refusing to write JSON to {path}: it is a directory")
-    check_output_folder(str(path), option)     # else a FileNotFoundError traceback once the tables are written
     if not path.exists():
         return
     target = path.resolve()
@@ -130,14 +139,20 @@ def _records_outputs(path: Path) -> bool:
 
 
 def check_output_folder(path: str | None, option: str) -> None:
-    """An output file's folder must exist before anything is released (else the release would be written and
-    the manifest lost)."""
+    """An output file's folder must exist and be writable, and its name fit the file system, before anything is
+    released (else the release would be written and the manifest lost)."""
     if path in (None, "-"):
         return
     assert path is not None
     folder = Path(path).expanduser().resolve().parent
     if not folder.is_dir():
         raise UserError(f"{option}: the folder {folder} does not exist; create it or give another path")
+    from ..files import name_max
+    if not os.access(folder, os.W_OK | os.X_OK):      # else refused only once the release is committed
+        raise UserError(f"{option}: cannot write in the folder {folder}; give another path")
+    if len(os.fsencode(Path(path).name)) > name_max(folder):
+        raise UserError(f"{option}: the file name is longer than the {name_max(folder)} bytes the file system "
+                        "allows; choose a shorter one")
 
 
 def manifest_target(run: Anonymization, json_path: str | None, force: bool) -> Path:
@@ -145,8 +160,8 @@ def manifest_target(run: Anonymization, json_path: str | None, force: bool) -> P
     released: never the source, the policy, a hierarchy file or the database; an existing file that is not a
     sqlanon manifest only with --force."""
     from ..catalog import check_file_target, protected_files
-    check_output_folder(json_path, "--json")
     path = Path(json_path) if json_path is not None and json_path != "-" else run.default_manifest_path()
+    check_output_folder(str(path), "--json")
     check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
                       force, manifest_ok=True)
     return path

@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 
 from .. import templates
-from ..errors import DataError, PolicyError
+from ..errors import DataError, PolicyError, is_interrupt
 from ..files import missing_folders
 from .base import SOURCE_VIEW, Backend, name_parts, source_select, union_sql
 
@@ -39,10 +39,12 @@ def _refused(template: str):
     query is an interrupt, not bad input; a refused query is one DataError line naming the template."""
     try:
         yield
-    except duckdb.InterruptException:
-        raise KeyboardInterrupt from None
-    except duckdb.Error as e:
-        raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+    except Exception as e:
+        if is_interrupt(e):
+            raise KeyboardInterrupt from None
+        if isinstance(e, duckdb.Error):
+            raise DataError(f"the database refused a query ({template}): {str(e).splitlines()[0]}") from None
+        raise
 
 
 def _widened(columns: dict) -> dict:
