@@ -29,18 +29,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")
 
 
-def search_and_choose(connection_or_policy, policy=None, *, db=":memory:", progress=None) -> Anonymization:
+def search_and_choose(connection_or_policy, policy=None, *, db=None, progress=None) -> Anonymization:
     """Search a policy's lattice and choose the best satisfying node; returns the `Anonymization`, ready to
     release (`materialize`), print (`sql`) or report. Nothing is written to the database yet.
 
-    `sqlanon.search_and_choose(policy)` opens its own DuckDB (`db`: a file, or in memory);
+    `sqlanon.search_and_choose(policy)` opens its own DuckDB (`db`; by default where `sqlanon anonymize` puts the
+    release: the source's database file, or a file beside the policy);
     `sqlanon.search_and_choose(con, policy)` works inside an existing DuckDB connection, whose tables the
     policy's source may name. Use the result in a `with` block (or call `close()`).
 
     Args:
         connection_or_policy: a DuckDB connection (then `policy` follows), or the policy itself.
         policy: the policy (a dict, or the path of a YAML file) when the first argument is a connection.
-        db: the DuckDB file of a run without a connection (default: in memory).
+        db: the DuckDB file of a run without a connection, where `materialize` writes (default: the source's
+            database, or a file beside the policy; ":memory:" releases into a database gone at `close()`).
         progress: a `sqlanon.progress.Progress` to show the search's progress (default: none).
 
     Returns:
@@ -71,7 +73,7 @@ def search_and_choose(connection_or_policy, policy=None, *, db=":memory:", progr
     return run
 
 
-def connect(connection_or_policy, policy=None, *, db=":memory:", progress=None) -> Anonymization:
+def connect(connection_or_policy, policy=None, *, db=None, progress=None) -> Anonymization:
     """Deprecated: the old name of `search_and_choose` (it searches the whole lattice, it does not only
     connect). Same arguments, same result, and a DeprecationWarning."""
     warnings.warn("sqlanon.connect() is deprecated: it runs the whole search; call sqlanon.search_and_choose()",

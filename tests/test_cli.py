@@ -287,3 +287,27 @@ def test_connect_is_a_deprecated_alias_of_search_and_choose():
         assert (dict(old.chosen.levels), [c.levels for c in old.candidates]) == expected
     # ages in three ranges, nationality suppressed: classes of 4, 4 and 4 (kept, <30 holds a lone Japanese)
     assert expected[0] == {"age": 1, "nationality": 1}
+
+
+def test_search_and_choose_releases_where_anonymize_does(tmp_path):
+    """`sqlanon.search_and_choose(policy)` opened an in-memory DuckDB by default: `materialize()` wrote the release
+    and its catalog row there, lost at close(), while the manifest it wrote described a release that existed
+    nowhere. By default the release goes where `sqlanon anonymize` puts it: the source's database file."""
+    import duckdb
+    db = tmp_path / "data.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE hospital AS SELECT * FROM read_csv(?)", [str(HOSPITAL / "hospital.csv")])
+    con.close()
+    policy = tmp_path / "k.yaml"
+    policy.write_text(yaml.safe_dump({
+        "source": {"database": "data.duckdb", "table": "hospital"}, "sensitive": ["condition"],
+        "quasi_identifiers": {"age": {"hierarchy": str(HOSPITAL / "hierarchies" / "age.csv")},
+                              "nationality": {"hierarchy": "suppress"}},
+        "privacy": {"k": 2}, "release": {"name": "kpy"}}))
+    with sqlanon.search_and_choose(str(policy)) as run:
+        outputs = run.materialize()
+        manifest = run.write_manifest()
+    assert outputs[0].name == "kpy" and json.loads(manifest.read_text())["database"] == str(db)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM kpy").fetchone() == (12,)
+    con.close()
