@@ -576,6 +576,11 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
         levels = spec.get("levels")
         if levels is not None and (not isinstance(levels, int) or isinstance(levels, bool) or levels < 1):
             raise PolicyError(field + ".levels", f"must be a positive integer; got {levels!r}")
+        longest = max((len(v) for v in values), default=1)
+        if levels is not None and levels > longest:
+            # each level past the longest value is '*' again (and 10^7 of them took 7 GB before any search)
+            raise PolicyError(field + ".levels", f"must be at most {longest}, the length of the longest value of "
+                              f"'{attribute}' (masking more characters changes nothing); got {levels}")
         return mask_table(attribute, values, levels)
     if kind == "dates":
         return date_table(attribute, values)

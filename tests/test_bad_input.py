@@ -386,6 +386,9 @@ CASES = [
          "value 'American' is not a number"),
     Case("round-levels-zero", qi("age", {"hierarchy": "round", "levels": 0}), "quasi_identifiers.age.levels"),
     Case("mask-levels-text", qi("zip_code", {"hierarchy": "mask", "levels": "x"}), "quasi_identifiers.zip_code.levels"),
+    # one all-'*' level per unit past the longest value: 10^7 took 7 GB, 10^5 never finished
+    Case("mask-levels-huge", qi("zip_code", {"hierarchy": "mask", "levels": 10 ** 7}),
+         "'quasi_identifiers.zip_code.levels': must be at most 5"),
     Case("dates-on-text", qi("nationality", {"hierarchy": "dates"}), "is not a date"),
     Case("qi-not-in-source", qi("zipcode", {"hierarchy": "suppress"}), "column 'zipcode' is not in the source"),
     Case("qi-also-sensitive", edit(sensitive=["age"]), "column 'age' is also a quasi-identifier"),
@@ -485,6 +488,10 @@ CASES = [
     Case("apply-json-folder-missing", good_manifest(),
          "--json: the folder", ["apply", "m.json", "--source", "hospital.csv", "--json", "nowhere/m2.json", "-q"]),
     Case("manifest-missing", lambda f, p: p, "manifest m.json does not exist", GOOD_MANIFEST_ARGS),
+    # wrote a script reading "__sqlanon_source", sqlanon's internal name, exit 0
+    Case("sql-source-empty", lambda f, p: p, "option '--source': give the name", ["sql", "p.yaml", "-q", "--source", ""]),
+    Case("dbt-source-blank", lambda f, p: p, "option '--source': give the name",
+         ["dbt", "p.yaml", "-q", "--project", "proj", "--source", " "]),
     Case("manifest-not-json", manifest("{policy: 1"), "m.json is not JSON", GOOD_MANIFEST_ARGS),
     Case("manifest-a-list", manifest("[1, 2]"), "not a manifest", GOOD_MANIFEST_ARGS),
     Case("manifest-keys-missing", manifest(json.dumps({"policy": {}})), "MANIFEST.chosen", GOOD_MANIFEST_ARGS),

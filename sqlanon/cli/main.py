@@ -356,6 +356,7 @@ def sql(policy, dialect, db, source_table, steps, quiet):
     from ..script import release_script, view_script
     from ..sqlgen import policy_sql
 
+    _named_source(source_table)
     with _chosen(policy, db, quiet) as run:
         if steps:
             click.echo(policy_sql(run, dialect or "duckdb"))
@@ -363,6 +364,14 @@ def sql(policy, dialect, db, source_table, steps, quiet):
             click.echo(view_script(run, dialect, source=source_table))
         else:
             click.echo(release_script(run, dialect or "duckdb", source=source_table))
+
+
+def _named_source(source_table: str | None) -> None:
+    """`--source ''` (or blank) wrote a script reading sqlanon's internal name for the source, which fails where
+    it runs: refused before the search."""
+    from ..errors import PolicyError
+    if source_table is not None and not source_table.strip():
+        raise PolicyError("--source", "give the name of the table the script reads (or leave --source out)")
 
 
 def _chosen(policy: str, db, quiet: bool):
@@ -396,6 +405,7 @@ def dbt(policy, project, dialect, source_table, source_schema, db, quiet):
     its source, and schema tests that fail when the model stops satisfying the policy."""
     from ..dbt import write_project
 
+    _named_source(source_table)
     with _chosen(policy, db, quiet) as run:
         for path in write_project(run, project, dialect, source_table, source_schema):
             if not quiet:
