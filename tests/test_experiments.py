@@ -263,3 +263,20 @@ def test_a_partial_run_merges_into_a_report_of_the_same_options(smoke, tmp_path)
     r = CliRunner().invoke(main, ARGS[:-2] + ["2", "-q", "facts", "--out", str(folder)])
     assert r.exit_code == 0, r.output
     assert list(json.loads((folder / "results.json").read_text())["experiments"]) == ["facts"]
+
+
+def test_an_interrupted_run_leaves_no_plot_that_blocks_the_next(tmp_path, monkeypatch):
+    """Plots are written as each experiment ends, results.json at the end: an interrupt between them left a plot
+    no results.json listed, and the next run refused the folder as holding a file sqlanon did not write."""
+    from sqlanon.experiments import runner
+
+    def interrupted(ctx):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(runner.EXPERIMENTS["similarity"], "run", interrupted)
+    args = ["experiments", "homogeneity", "similarity", "--sample-rows", "100", "-q", "--out", str(tmp_path)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 130 and list(tmp_path.iterdir()) == [], r.output
+    monkeypatch.undo()
+    r = CliRunner().invoke(main, args[:1] + args[2:])
+    assert r.exit_code == 0, r.output
+    assert {p.name for p in tmp_path.iterdir()} == {"report.md", "results.json", "similarity.png"}

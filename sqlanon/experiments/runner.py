@@ -43,13 +43,14 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
     if unknown:
         raise ValueError(f"unknown experiment {unknown[0]!r}; known: {', '.join(EXPERIMENTS)}")
     out = Path(out)
-    check_report_folder(out)
+    listed = check_report_folder(out)
     command = command_line(names if len(names) < len(EXPERIMENTS) else (), out, sample_rows, landsend_rows, repeat,
                            landsend_timeout)
     ctx = Context(out, sample_rows=sample_rows, landsend_rows=landsend_rows, repeat=repeat, log=log)
     if landsend_timeout is not None:
         ctx.landsend_timeout = landsend_timeout
     t0 = time.perf_counter()
+    started = time.time()
     results, timings, figures = {}, {}, {}
     try:
         for name in names:
@@ -59,6 +60,12 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
             ctx.close()          # a fresh connection (and Adult tables) for the next experiment
             if plots:
                 figures[name] = EXPERIMENTS[name].plots(results[name], out)
+    except BaseException:
+        # plots this run wrote that no results.json lists: the next run would take them for a user's files
+        for path in _plot_files(out):
+            if path.name not in listed and path.stat().st_mtime >= started - 1:
+                path.unlink(missing_ok=True)
+        raise
     finally:
         ctx.close()
     total = time.perf_counter() - t0
@@ -97,10 +104,11 @@ def _is_results(path: Path) -> bool:
             and isinstance(old.get("experiments"), dict))
 
 
-def check_report_folder(out: Path) -> None:
+def check_report_folder(out: Path) -> set[str]:
     """The report folder, created if missing; refused (UserError, exit 2) before any experiment runs where it
     holds a report.md, results.json or plot that `sqlanon experiments` did not write: a results.json must be one
-    of its results, a report.md must begin with its command line, a plot must be one results.json lists."""
+    of its results, a report.md must begin with its command line, a plot must be one results.json lists. Returns the
+    plots results.json lists."""
     from ..errors import UserError
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -119,10 +127,15 @@ def check_report_folder(out: Path) -> None:
         with open(report, "rb") as f:
             if not f.readline().startswith(b"`sqlanon experiments"):
                 foreign.append(report.name)
-    foreign += sorted(p.name for pattern in PLOTS for p in out.glob(pattern) if p.name not in listed)
+    foreign += sorted(p.name for p in _plot_files(out) if p.name not in listed)
     if foreign:
         raise UserError(f"--out: {out} holds {', '.join(foreign)}, which sqlanon experiments did not write; give "
                         "another folder, or move them")
+    return listed
+
+
+def _plot_files(out: Path) -> list[Path]:
+    return [p for pattern in PLOTS for p in out.glob(pattern)]
 
 
 def merge_previous(path: Path, data: dict) -> dict:
