@@ -286,7 +286,8 @@ class Anonymization:
         else:
             searched = self.searched()
             if not searched.minimal:
-                if any(p.get("phase") == "heuristic" for p in searched.per_level):
+                # a heuristic search that emptied its queue checked or ruled out every node: nothing satisfies
+                if any(p.get("phase") == "heuristic" and not p.get("exhausted") for p in searched.per_level):
                     limit = self.policy.search.time_limit_s
                     raise DataError(f"the heuristic search found no satisfying node in {limit:g} s (the lattice has "
                                     f"{self.lattice.size:,} nodes); raise search.time_limit_s, or loosen the privacy "

@@ -94,6 +94,7 @@ def heuristic_search(lattice: Lattice, checker: NodeChecker, metric: str, time_l
     queue: list[tuple[float, int, Node]] = [(scorer.own_bound(bottom), 0, bottom)]
     queued = {bottom}
     exhausted = False
+    pruned = 0
     while clock() < deadline:
         if not queue:
             exhausted = True
@@ -101,11 +102,13 @@ def heuristic_search(lattice: Lattice, checker: NodeChecker, metric: str, time_l
         lb, _, node = heapq.heappop(queue)
         lb = max(lb, scorer.own_bound(node)) if node in satisfied else lb
         if best is not None and lb > best[0]:
+            pruned += 1
             continue                     # it and every node above it through here cannot win
         check([node])
         lb = max(lb, scorer.own_bound(node))
         bound[node] = lb
         if best is not None and lb > best[0]:
+            pruned += 1
             continue
         if satisfied[node] and monotone:
             continue                     # nodes above are no better
@@ -120,7 +123,7 @@ def heuristic_search(lattice: Lattice, checker: NodeChecker, metric: str, time_l
     if best is None:
         return result, None
     node = best[2]
-    return result, Optimum(node, best[0], node in set(result.minimal), len(scores), 0, 0, seconds,
+    return result, Optimum(node, best[0], node in set(result.minimal), len(scores), pruned, 0, seconds,
                            proven=exhausted, method="heuristic (greedy climb, then best first by bound)",
                            scores=scores)
 

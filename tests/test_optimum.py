@@ -226,6 +226,7 @@ def test_heuristic_with_time_to_spare_proves_the_exact_optimum(privacy):
     run.search()                                     # 60 nodes > max_nodes: the heuristic
     chosen = run.choose()
     assert run.optimum.method.startswith("heuristic") and run.optimum.proven
+    assert run.optimum.pruned > 0        # reported 0: the nodes its bounds dropped were not counted
     assert chosen.levels == want.levels and chosen.metrics == pytest.approx(want.metrics)
     assert set(run.result.satisfying) <= {n for n in exact.lattice.nodes() if exact.checker.evaluate(
         exact.lattice.levels(n)).satisfied}
@@ -284,3 +285,18 @@ def test_anonymize_says_how_the_release_was_found_and_records_it(hospital_dir):
     assert 0 <= limit <= 3                                    # 25 % of 12 rows
     assert f"only among nodes with at most {limit} suppressed rows" in out.output
     assert manifest["lattice"]["evaluated"] >= search["nodes_scored"]
+
+
+def test_a_heuristic_search_that_checked_everything_says_nothing_satisfies(tmp_path):
+    """Flu in five of six rows: no node is recursive (1,2)-diverse. The heuristic search emptied its queue, which
+    proves it, yet said it "found no satisfying node in 60 s; raise search.time_limit_s" after 0.01 s."""
+    from sqlanon.errors import DataError
+    (tmp_path / "pat.csv").write_text("zip,age,disease\n13053,28,Flu\n13068,29,Flu\n13068,21,Flu\n"
+                                      "14850,47,Cancer\n14853,49,Flu\n14850,55,Flu\n")
+    policy = {"source": {"csv": str(tmp_path / "pat.csv")}, "sensitive": ["disease"],
+              "quasi_identifiers": {"zip": {"hierarchy": "mask"}, "age": {"hierarchy": "intervals", "widths": [10, 20]}},
+              "privacy": {"l_diversity": {"variant": "recursive", "l": 2, "c": 1}},
+              "search": {"max_nodes": 2, "time_limit_s": 60}}
+    with Anonymization(policy, db=":memory:") as run, pytest.raises(DataError, match="not even the most general"):
+        run.choose()
+    assert run.result.per_level[0]["exhausted"]
