@@ -375,8 +375,10 @@ class Anonymization:
         return self.outputs
 
     def sql(self, dialect: str = "duckdb") -> str:
-        """The generalizing SELECT of the chosen node, transpiled to `dialect`: one self-contained statement
-        over the source and the mapping tables (suppressed blocks' codes inline), as the release runs it.
+        """The generalizing SELECT of the chosen node, transpiled to `dialect`, as the release runs it: one
+        statement over this session's work tables (the staged source and the mapping tables; suppressed blocks'
+        codes inline), so it runs only beside them. `sqlanon sql` (`script.release_statement`) writes the
+        self-contained script, mapping tables inline.
 
         Args:
             dialect: a sqlglot dialect: duckdb, postgres, spark, trino, bigquery, snowflake...

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from pathlib import Path
 
 import duckdb
@@ -19,7 +20,8 @@ DATASETS = REPO / "datasets"
 ADULT = DATASETS / "adult"
 PARQUET = ADULT / "adult.parquet"
 HOSPITAL = DATASETS / "hospital"
-RAW_CANDIDATES = [Path("/work/shared/datasets/adult"), REPO.parent / "shared" / "datasets" / "adult"]
+# the raw UCI files, where the machine has them (.ci/run sets the variable): datasets/adult/build.py's input
+RAW_CANDIDATES = [Path(os.environ["SQLANON_ADULT_RAW"])] if os.environ.get("SQLANON_ADULT_RAW") else []
 
 
 def _load_module(path: Path, name: str):

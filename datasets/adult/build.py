@@ -4,8 +4,9 @@ Usage::
 
     python datasets/adult/build.py [RAW_DIR] [--out PATH]
 
-RAW_DIR holds the raw UCI files ``adult.data`` and ``adult.test`` (default:
-``../shared/datasets/adult`` relative to the repository root). The script
+RAW_DIR holds the raw UCI files ``adult.data`` and ``adult.test``, unmodified, as the UCI Machine Learning
+Repository publishes them (https://archive.ics.uci.edu/dataset/2/adult; CC BY 4.0; ``adult.data``'s MD5 is
+checked); default: the folder in the environment variable ``SQLANON_ADULT_RAW``. The script
 
 * reads both files as text (15 comma-separated fields, no quoting),
 * skips the junk first line of ``adult.test`` (``|1x3 Cross validator``) and
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -34,7 +36,7 @@ import duckdb
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
-DEFAULT_RAW_DIR = REPO_ROOT.parent / "shared" / "datasets" / "adult"
+RAW_ENV = "SQLANON_ADULT_RAW"        # the folder of the raw files, where no RAW_DIR is given
 DEFAULT_OUT = HERE / "adult.parquet"
 
 ADULT_DATA_MD5 = "5d7c39d7b8804f071cdd1f2a7c460872"
@@ -161,13 +163,15 @@ def _sql_str(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("raw_dir", nargs="?", type=Path, default=DEFAULT_RAW_DIR,
-                        help=f"folder with adult.data and adult.test (default: {DEFAULT_RAW_DIR})")
+    parser.add_argument("raw_dir", nargs="?", type=Path, default=os.environ.get(RAW_ENV),
+                        help=f"folder with adult.data and adult.test (default: ${RAW_ENV})")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help=f"Parquet file to write (default: {DEFAULT_OUT})")
     args = parser.parse_args(argv)
+    if args.raw_dir is None:
+        parser.error(f"give RAW_DIR (the folder of adult.data and adult.test) or set {RAW_ENV}")
     try:
-        rows = build(args.raw_dir, args.out)
+        rows = build(Path(args.raw_dir), args.out)
     except (FileNotFoundError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
