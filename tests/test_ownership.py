@@ -649,16 +649,18 @@ JSON_OUTPUTS = [
 ]
 
 
-@pytest.mark.parametrize("target", ["policy", "manifest"])
+@pytest.mark.parametrize("target", ["policy", "manifest", "user"])
 @pytest.mark.parametrize("args", JSON_OUTPUTS, ids=lambda a: "-".join(x.strip("-{}") for x in a if x != "{policy}"))
 def test_json_outputs_never_replace_the_policy_or_a_release_manifest(ws, args, target):
     """`--json`, `--manifest` and `schema --out` checked only that an existing file began with '{': a policy
-    written in JSON (the loader reads one) and the manifest of a release were replaced, exit 0, and `report` or
-    `risk --manifest` then failed on the release. Refused before any work, exit 2, nothing changed."""
+    written in JSON (the loader reads one), the manifest of a release and any JSON file of the user's (a
+    package.json) were replaced, exit 0, and `report` or `risk --manifest` then failed on the release. Refused
+    before any work, exit 2, nothing changed."""
     policy = ws / "policy.json"
     policy.write_text(json.dumps(yaml.safe_load(write_policy(ws).read_text())))
     assert cli("anonymize", policy, "-q").exit_code == 0
-    path = policy if target == "policy" else ws / "rel.manifest.json"
+    (ws / "package.json").write_text('{"name": "mine", "version": "1.0.0"}\n')
+    path = {"policy": policy, "manifest": ws / "rel.manifest.json", "user": ws / "package.json"}[target]
     assert json.loads(path.read_text())       # a JSON file either way
     before = state(ws)
     r = cli(*[a.format(policy=policy, target=path) for a in args])
@@ -681,6 +683,10 @@ def test_attack_and_maxent_manifests_replace_their_own_but_json_to_stdout_is_jso
         r = cli("attack", policy, *args)
         assert r.exit_code == 0, r.output
         assert isinstance(json.loads(r.stdout), dict), r.stdout
+    # a report sqlanon wrote says so first, and a later run replaces it
+    for _ in range(2):
+        assert cli("risk", policy, "--json", ws / "risk.json").exit_code == 0
+    assert next(iter(json.loads((ws / "risk.json").read_text()))) == "sqlanon_report"
 
 
 # what DuckDB raises when Ctrl-C lands: 2.0 a plain RuntimeError during a query (seen with a real SIGINT; when it

@@ -88,27 +88,41 @@ def table_run(policy: Any, table: str, db: str | None, progress: Progress | None
                         f"{', '.join(e.columns[:20])}){hint}") from None
 
 
+# the first key of a JSON report sqlanon writes into a file (its command), by which a later run knows the file
+# is one it may replace: any other JSON file (a package.json, a user's data) is refused
+REPORT_KEY = "sqlanon_report"
+
+
 def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), manifest_of: str | None = None) -> None:
-    """JSON on stdout (`None` or '-') or into a file, which may replace an earlier JSON file but never another
-    kind (a policy, a CSV given by mistake), a file the command reads, or a release's manifest
-    (`refuse_non_json`): that is refused, exit 2, nothing written."""
-    text = strict_json(data)
+    """JSON on stdout (`None` or '-') or into a file, which may replace a report sqlanon wrote (`REPORT_KEY`, added
+    first to a report written to a file) or, with `manifest_of`, a manifest of that release that records no
+    outputs, but nothing else (`refuse_non_json`): that is refused, exit 2, nothing written."""
     if path in (None, "-"):
-        click.echo(text)
+        click.echo(strict_json(data))
     else:
         assert path is not None
         refuse_non_json(Path(path), keep=keep, manifest_of=manifest_of)
+        if isinstance(data, dict) and "sqlanon_version" not in data:       # a report, not a manifest
+            ctx = click.get_current_context(silent=True)
+            data = {REPORT_KEY: ctx.command_path if ctx is not None else "sqlanon", **data}
         from ..files import write_atomically
-        write_atomically(Path(path), text + "\n")
+        write_atomically(Path(path), strict_json(data) + "\n")
+
+
+def is_report(path: Path) -> bool:
+    """A JSON report sqlanon wrote (its first key `REPORT_KEY`)."""
+    with open(path, "rb") as f:
+        return f.read(64).lstrip().lstrip(b"{").lstrip().startswith(f'"{REPORT_KEY}"'.encode())
 
 
 def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Path] = (),
-                    manifest_of: str | None = None) -> None:
+                    manifest_of: str | None = None, ours: Callable[[Path], bool] = is_report) -> None:
     """Refuse (ReleaseRefused, exit 2) to write JSON over a directory, an existing file that is not JSON, a file
-    of `keep` (what the command reads: its policy, a knowledge file, a manifest it was given), or a sqlanon
-    manifest, or into a folder that does not exist (`option` names it). A manifest is replaced only by another
-    of the same release (`manifest_of`, the release the new one describes) and only where it records no outputs:
-    one that `attack`, `maxent` or `marginals --no-release` wrote, not the record of a release."""
+    of `keep` (what the command reads: its policy, a knowledge file, a manifest it was given), a sqlanon
+    manifest, or any other file sqlanon did not write (`ours`: by default a report it wrote, `is_report`), or into
+    a folder that does not exist (`option` names it). A manifest is replaced only by another of the same release
+    (`manifest_of`, the release the new one describes) and only where it records no outputs: one that `attack`,
+    `maxent` or `marginals --no-release` wrote, not the record of a release."""
     from ..catalog import ReleaseRefused, is_manifest, manifest_release
     check_output_folder(str(path), option)     # else a FileNotFoundError traceback once the tables are written
     if path.is_dir():
@@ -123,10 +137,13 @@ def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Pat
     if head and head[:1] not in (b"{", b"["):
         raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
                              "choose another path")
-    if is_manifest(path) and not (manifest_of is not None and manifest_release(path) == manifest_of
-                                  and not _records_outputs(path)):
-        raise ReleaseRefused(f"refusing to overwrite {path} ({option}): it is the manifest of a sqlanon release; "
-                             "choose another path")
+    if is_manifest(path):
+        if not (manifest_of is not None and manifest_release(path) == manifest_of and not _records_outputs(path)):
+            raise ReleaseRefused(f"refusing to overwrite {path} ({option}): it is the manifest of a sqlanon release; "
+                                 "choose another path")
+    elif not ours(path):
+        raise ReleaseRefused(f"refusing to overwrite {path} ({option}): sqlanon did not write it; choose another "
+                             "path, or remove it")
 
 
 def _records_outputs(path: Path) -> bool:

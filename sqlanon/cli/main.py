@@ -437,16 +437,13 @@ def apply(manifest, new_source, db, name, json_path, force, quiet):
 @user_errors
 def schema(out_path):
     """Print the policy's JSON Schema (draft 2020-12) for editors: point a YAML language server at it."""
-    from ..catalog import ReleaseRefused
     from ..policy_model import SCHEMA_ID, json_schema_text
     text = json_schema_text()
     if out_path is None:
         click.echo(text, nl=False)
     else:
-        refuse_non_json(Path(out_path), "--out")      # never a policy or a manifest given by mistake
-        if Path(out_path).exists() and SCHEMA_ID.encode() not in Path(out_path).read_bytes()[:400]:
-            raise ReleaseRefused(f"refusing to overwrite {out_path} (--out): it is not a policy schema sqlanon wrote "
-                                 "(a JSON policy?); choose another path")
+        # never a policy or a manifest given by mistake: only a schema it wrote
+        refuse_non_json(Path(out_path), "--out", ours=lambda path: SCHEMA_ID.encode() in path.read_bytes()[:400])
         from ..files import write_atomically
         write_atomically(Path(out_path), text)
 
