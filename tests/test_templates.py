@@ -132,3 +132,4 @@ def test_cells_xlogx_by_count_is_exact_at_any_thread_count():
         sums.add(xlogx_by_count(con.execute(sql).fetchall()))
     assert len(sums) == 1 and sums.pop() == pytest.approx(exact, rel=1e-15)
     assert xlogx_by_count([(1, 5), (None, 1), (2, 3)]) == 3 * 2 * math.log(2)
+

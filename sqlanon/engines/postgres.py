@@ -96,7 +96,21 @@ def _numeric_loader():
     return NumericAsNumber
 
 
-_PERCENT = re.compile(r"%(?!s)")      # a '%' that is not a '%s' placeholder
+_QUOTED_OR_PERCENT = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|%s|%""")
+
+
+def _escape_percent(sql: str) -> str:
+    """`sql` for psycopg with parameters, which reads every '%' as a placeholder's start: each '%' doubled but
+    the '%s' placeholders outside quotes, a '%' inside a quoted name or text included (a column "rate%s" was
+    read as a placeholder: "the query has 8 placeholders but 2 parameters were passed").
+
+    >>> _escape_percent('SELECT "a%s", \'5%\', x % 2 FROM t WHERE y = %s')
+    'SELECT "a%%s", \'5%%\', x %% 2 FROM t WHERE y = %s'
+    """
+    def one(m: re.Match) -> str:
+        token = m.group(0)
+        return token if token == "%s" else token.replace("%", "%%")
+    return _QUOTED_OR_PERCENT.sub(one, sql)
 
 class PostgresBackend(Backend):
     """A psycopg connection in autocommit mode; `transaction()` opens a real transaction."""
@@ -159,7 +173,7 @@ class PostgresBackend(Backend):
     def _run_sql(self, sql: str, params, want: str | None, template: str):
         if params:
             # with parameters psycopg reads '%' as a placeholder's start: the modulo operator must be doubled
-            sql = _PERCENT.sub("%%", sql)
+            sql = _escape_percent(sql)
         try:
             with self.con.cursor() as cur:
                 cur.execute(sql, params or None)

@@ -157,15 +157,31 @@ def _first_line(e: Exception) -> str:
     return type(e).__name__
 
 
+def _host_port(hostport: str) -> tuple[str, int]:
+    """A standalone master's host and port (7077 when not given): `host:port`, `host`, `[::1]:7077` (an IPv6
+    address in brackets, which were passed on to the resolver: "Name or service not known").
+
+    >>> _host_port("127.0.0.1:7078"), _host_port("[::1]:7078"), _host_port("master"), _host_port("[fe80::1]")
+    (('127.0.0.1', 7078), ('::1', 7078), ('master', 7077), ('fe80::1', 7077))
+    """
+    if hostport.startswith("["):
+        host, _, rest = hostport[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else rest
+    elif hostport.count(":") == 1:
+        host, _, port = hostport.partition(":")
+    else:
+        host, port = hostport, ""
+    return host, int(port or 7077)
+
+
 def _check_master_reachable(master: str) -> None:
     """A standalone master that does not answer would make Spark retry for a minute: ask first."""
     if not master.startswith("spark://"):
         return
     errors = []
     for hostport in master[len("spark://"):].split(","):
-        host, _, port = hostport.rpartition(":")
         try:
-            with socket.create_connection((host or hostport, int(port or 7077)), timeout=5):
+            with socket.create_connection(_host_port(hostport), timeout=5):
                 return
         except (OSError, ValueError) as e:
             errors.append(f"{hostport}: {getattr(e, 'strerror', None) or e}")
