@@ -120,17 +120,18 @@ class Anonymization:
         # a connection of its own holds no other run's work tables (temporary tables are per connection;
         # Spark's session is shared in the process), so the first prefix is free without asking
         own = connection is None and self.policy.source.engine != "spark"
-        try:
+        try:        # anything failing or interrupted from here closes the database (a new file is removed)
             self._prepare(own)
+            self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
+            qis = self.fs.qis
+            self.lattice = Lattice(tuple(q.name for q in qis), tuple(q.height for q in qis),
+                                   same_blocks=tuple(tuple(q.hierarchy.same_blocks()) for q in qis),
+                                   one_block=tuple(tuple(size == 1 for size in q.hierarchy.domain_sizes())
+                                                   for q in qis))
         except BaseException:
             if connection is None:
                 self.backend.close()
             raise
-        self.checker = NodeChecker(self.fs, self.criteria, self.policy.max_suppression)
-        qis = self.fs.qis
-        self.lattice = Lattice(tuple(q.name for q in qis), tuple(q.height for q in qis),
-                               same_blocks=tuple(tuple(q.hierarchy.same_blocks()) for q in qis),
-                               one_block=tuple(tuple(size == 1 for size in q.hierarchy.domain_sizes()) for q in qis))
         self.timings["prepare"] = time.perf_counter() - t
         self.result: SearchResult | None = None
         self.candidates: list[Candidate] = []

@@ -754,3 +754,19 @@ def test_an_export_listed_twice_is_refused(ws):
     before = state(ws)
     refused(cli("anonymize", policy, "-q"), "release.export[1]")
     assert state(ws) == before
+
+
+@pytest.mark.parametrize("where", ["NodeChecker", "Lattice"])
+def test_an_interrupt_while_the_run_is_set_up_leaves_no_database_file(ws, monkeypatch, where):
+    """The database was closed (and a new file removed) only when the frequency set failed: Ctrl-C while the
+    node checker or the lattice was built left an empty DuckDB file, with "sqlanon: interrupted"."""
+    import sqlanon.anonymizer
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sqlanon.anonymizer, where, interrupted)
+    policy = write_policy(ws, file="p2.yaml", source={"csv": "people.csv", "table": "people"})
+    before = state(ws)
+    r = cli("anonymize", policy, "--db", ws / "new.duckdb", "-q")
+    assert r.exit_code == 130 and not (ws / "new.duckdb").exists()
+    assert state(ws) == before
