@@ -488,6 +488,13 @@ CASES = [
     Case("apply-json-folder-missing", good_manifest(),
          "--json: the folder", ["apply", "m.json", "--source", "hospital.csv", "--json", "nowhere/m2.json", "-q"]),
     Case("manifest-missing", lambda f, p: p, "manifest m.json does not exist", GOOD_MANIFEST_ARGS),
+    # reached the database: "Conversion Error: Type INT128 ..."
+    Case("maxent-positive-huge", lambda f, p: p, "option '--positive': must be from 0 to",
+         ["maxent", "p.yaml", "-q", "--no-write", "--positive", "99999999999999999999"]),
+    # checked only once the release was built, after a progress line
+    Case("maxent-tolerance-nan", lambda f, p: p, "option '--tolerance'", ["maxent", "p.yaml", "--no-write",
+                                                                        "--tolerance", "nan"]),
+    Case("attack-show-negative", lambda f, p: p, "--show", ["attack", "p.yaml", "-q", "--show", "-5"]),
     # wrote a script reading "__sqlanon_source", sqlanon's internal name, exit 0
     Case("sql-source-empty", lambda f, p: p, "option '--source': give the name", ["sql", "p.yaml", "-q", "--source", ""]),
     Case("dbt-source-blank", lambda f, p: p, "option '--source': give the name",

@@ -78,7 +78,8 @@ def _describe(report, show: int) -> list[str]:
               help="Similarity: CSV with the value in column 0 and its semantic group in column --group-level "
               "(default: the sensitive attribute's hierarchy in the policy).")
 @click.option("--group-level", type=int, default=1, show_default=True)
-@click.option("--show", type=int, default=5, show_default=True, help="Exposed blocks to list per attack.")
+@click.option("--show", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Exposed blocks to list per attack.")
 @click.option("--json", "json_path", default=None, help="Write every report as JSON here ('-' = stdout).")
 @click.option("--manifest", "manifest_path", default=None,
               help="Write the release manifest with an `attacks` section here (not with --table or --minimal).")
@@ -135,7 +136,7 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
             targets = [run.choose().levels]
         reports = []
         for levels in targets:
-            node_reports = [attacks.attack_node(run, levels, kind, sensitive=sens.name, examples=max(show, 0),
+            node_reports = [attacks.attack_node(run, levels, kind, sensitive=sens.name, examples=show,
                                                 **opts) for kind, opts in kinds]
             reports.append(node_reports)
             if not quiet and not minimal:

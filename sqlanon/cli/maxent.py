@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -18,6 +19,8 @@ from ..errors import PolicyError
 from .common import parse_node, progress_for, refuse_non_json, user_errors, write_json
 
 COMMANDS: list = []
+# the most association rules (or the least support) a run may ask for
+RULES_LIMIT = 10 ** 9
 
 
 def _say(quiet: bool):
@@ -106,8 +109,10 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     if buckets and manifest_path:
         raise PolicyError("--manifest", "applies to the generalized release of the policy, not to --buckets")
     for opt, v, low in (("--positive", positive, 0), ("--negative", negative, 0), ("--min-support", min_support, 1)):
-        if v < low:
-            raise PolicyError(opt, f"must be at least {low}; got {v}")
+        if not low <= v <= RULES_LIMIT:     # a huge K reached the database as an INT128 conversion error
+            raise PolicyError(opt, f"must be from {low} to {RULES_LIMIT:,}; got {v}")
+    if tolerance is not None and not (tolerance > 0 and math.isfinite(tolerance)):   # before the release is built
+        raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
     reads = [policy] + ([knowledge] if knowledge else [])
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path), keep=reads)      # before any table is written

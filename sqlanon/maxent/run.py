@@ -14,6 +14,7 @@ or the generalized release the core engine chooses for the policy (or a given no
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -99,7 +100,7 @@ class MaxEnt:
 
     def __init__(self, backend, release: ReleaseTables, tolerance: float = DEFAULT_TOLERANCE,
                  relevant: str = "knowledge", prefix: str | None = None):
-        if not tolerance > 0:
+        if not (tolerance > 0 and math.isfinite(tolerance)):
             raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
         self.backend = backend
         self.release = release
