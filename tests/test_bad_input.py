@@ -350,6 +350,10 @@ CASES = [
     Case("spark-secret-in-conf", source(engine="spark", table="t", conf={"spark.hadoop.fs.s3a.secret.key": "x"}),
          "looks like a secret"),
     Case("duckdb-key-for-spark", source(table="t", master="local[2]"), "that key is for engine spark"),
+    # quoted right, but Spark's catalog refused the rename after the whole search
+    Case("spark-release-name-backtick", lambda f, p: {**source(engine="spark", table="t")(f, p),
+                                                      "release": {"name": "Rel `Q` 1"}},
+         "'release.name': 'Rel `Q` 1': Spark's catalog takes no backtick"),
     # DuckDB's engine settings (memory_limit, temp_directory, threads)
     Case("duckdb-memory-limit-no-unit", source(database="data.duckdb", table="hospital", memory_limit="4"),
          "source.memory_limit': must be a size such as 4GB or 512MiB, or a percentage"),
