@@ -311,3 +311,9 @@ def test_search_and_choose_releases_where_anonymize_does(tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT COUNT(*) FROM kpy").fetchone() == (12,)
     con.close()
+
+
+def test_bare_sqlanon_prints_its_help():
+    """`sqlanon` alone printed its whole help as an error on stderr, exit 2."""
+    r = CliRunner().invoke(main, [])
+    assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and "  anonymize " in r.stdout and not r.stderr

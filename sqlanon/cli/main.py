@@ -121,6 +121,9 @@ class SqlanonGroup(click.Group):
     """The command group: usage errors of the group and of every subcommand become one line."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:        # bare `sqlanon`: the help, as --help shows it (it came as a 27-line error, exit 2)
+            click.echo(ctx.get_help())
+            ctx.exit(0)
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as e:
