@@ -540,11 +540,10 @@ class Anonymization:
     def write_manifest(self, path: Path | str | None = None) -> Path:
         """Write the manifest as JSON (to a temporary file renamed into place); default
         `default_manifest_path()`. Returns the path."""
-        import json
 
-        from .catalog import json_default
+        from .catalog import strict_json
         path = Path(path) if path is not None else self.default_manifest_path()
-        text = json.dumps(self.manifest(), indent=2, default=json_default)
+        text = strict_json(self.manifest())
         from .files import write_atomically
         write_atomically(path, text + "\n")
         return path

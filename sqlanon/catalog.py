@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from .errors import UserError, is_interrupt
 
 CATALOG = "sqlanon_releases"
 COLUMNS = [("seq", "BIGINT"), ("name", "VARCHAR"), ("kind", "VARCHAR"), ("release", "VARCHAR"),
@@ -146,7 +146,7 @@ class Catalog:
         seq = (max(seqs) if seqs else 0) + 1
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         node_text = json.dumps(node) if node is not None else None
-        manifest_text = json.dumps(manifest, default=json_default) if manifest is not None else None
+        manifest_text = strict_json(manifest, indent=None) if manifest is not None else None
         holder = next((t for t in targets if t.kind in RELEASE_KINDS), None)
         cols = [c for c, _ in COLUMNS]
         for t in targets:
@@ -178,7 +178,7 @@ def json_default(o):
 _INFINITE = ("\x00sqlanon:+inf\x00", "\x00sqlanon:-inf\x00")     # stand-ins no value holds (a NUL in a text)
 
 
-def strict_json(data: Any, indent: int = 2) -> str:
+def strict_json(data: Any, indent: int | None = 2) -> str:
     """JSON text every parser reads (RFC 8259): json.dumps writes an infinite float as Infinity and NaN as NaN,
     which JavaScript's JSON.parse and other strict readers refuse. An infinite number is written 1e999 (or
     -1e999), a number of the grammar that Python's json and JSON.parse read back as infinity; NaN, which has no
@@ -262,7 +262,9 @@ def _current_schema(backend) -> str | None:
         if backend.engine == "spark":
             return backend.spark.catalog.currentDatabase()
         return backend.fetchrow("current_schema.sql")[0]
-    except Exception:
+    except Exception as e:
+        if is_interrupt(e):         # Ctrl-C, which DuckDB reports as an exception: still an interrupt
+            raise KeyboardInterrupt from None
         return None
 
 

@@ -280,3 +280,18 @@ def test_an_interrupted_run_leaves_no_plot_that_blocks_the_next(tmp_path, monkey
     r = CliRunner().invoke(main, args[:1] + args[2:])
     assert r.exit_code == 0, r.output
     assert {p.name for p in tmp_path.iterdir()} == {"report.md", "results.json", "similarity.png"}
+
+
+def test_a_run_with_other_options_removes_the_plots_it_no_longer_lists(tmp_path):
+    """A run whose options differ from results.json's (or whose old results cannot be merged) rewrote it with its
+    own plots only: the earlier run's plots stayed, unlisted, and the next run refused them as a user's files."""
+    def run(*args):
+        return CliRunner().invoke(main, ["experiments", *args, "-q", "--out", str(tmp_path)])
+    assert run("homogeneity", "--sample-rows", "100").exit_code == 0
+    assert (tmp_path / "homogeneity.png").exists()
+    assert run("facts", "--sample-rows", "120").exit_code == 0
+    assert not (tmp_path / "homogeneity.png").exists()
+    r = run("homogeneity", "--sample-rows", "120")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "results.json").read_text())["figures"] == {"facts": [],
+                                                                               "homogeneity": ["homogeneity.png"]}

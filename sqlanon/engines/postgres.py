@@ -104,8 +104,8 @@ def _escape_percent(sql: str) -> str:
     the '%s' placeholders outside quotes, a '%' inside a quoted name or text included (a column "rate%s" was
     read as a placeholder: "the query has 8 placeholders but 2 parameters were passed").
 
-    >>> _escape_percent('SELECT "a%s", \'5%\', x % 2 FROM t WHERE y = %s')
-    'SELECT "a%%s", \'5%%\', x %% 2 FROM t WHERE y = %s'
+    >>> print(_escape_percent("SELECT x % 2, 'a%s' FROM t WHERE y = %s"))
+    SELECT x %% 2, 'a%%s' FROM t WHERE y = %s
     """
     def one(m: re.Match) -> str:
         token = m.group(0)

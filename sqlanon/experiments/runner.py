@@ -5,6 +5,7 @@ import datetime as _dt
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from . import experiments
 from .common import Context, machine, machine_text
@@ -69,7 +70,8 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
     finally:
         ctx.close()
     total = time.perf_counter() - t0
-    data = {"command": command, "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    data: dict[str, Any] = {"command": command, "generated": generated,
             "machine": machine(), "options": {"sample_rows": sample_rows, "landsend_rows": landsend_rows,
                                               "repeat": repeat, "landsend_timeout_s": ctx.landsend_timeout},
             "adult_tables": ctx.tables, "seconds": {**timings, "total": total}, "figures": figures,
@@ -88,6 +90,10 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
         text = render(data)
     write_json(out / "results.json", data)      # both files only once the report is rendered
     write_text(out / "report.md", text)
+    # plots the previous results listed and these do not (a run with other options replaced them): sqlanon's
+    # own, which the next run would otherwise refuse as a user's files
+    for name in listed - {f for files in data["figures"].values() for f in files}:
+        (out / name).unlink(missing_ok=True)
     return data
 
 
