@@ -144,7 +144,7 @@ def groups_from_csv(path: str | Path, values, level: int = 1, attribute: str = "
     """
     from . import files
     path = files.checked_file(path, "--groups", "groups file", files.HIERARCHY_LIMIT)
-    table = load_taxonomy_csv(path, attribute or "groups")
+    table = load_taxonomy_csv(path, attribute or "groups", option="--groups")
     if not 1 <= level <= table.height:
         raise PolicyError("--group-level", f"groups file {path} has levels 1 to {table.height}; got {level}")
     group_of = dict(zip(table.values, table.labels[level]))

@@ -171,14 +171,17 @@ def spec_kind(spec: dict, qi: str, section: str = "quasi_identifiers") -> str:
 EDGE_HEADER = ("child", "parent")
 
 
-def read_hierarchy_csv(path: Path, field: str, encoding: str = "utf-8") -> list[tuple[int, list[str]]]:
+ENCODING_HINT = "save it as UTF-8, or name its encoding beside hierarchy:, e.g. encoding: latin-1"
+
+
+def read_hierarchy_csv(path: Path, field: str, encoding: str = "utf-8",
+                       hint: str = ENCODING_HINT) -> list[tuple[int, list[str]]]:
     """The non-blank rows of a hierarchy CSV with their line numbers, header first, cells stripped.
 
     The file must be a regular file of at most `files.HIERARCHY_LIMIT` bytes in `encoding` (UTF-8 unless
     the spec says `encoding: latin-1`, ...): a Latin-1 file read as UTF-8 would give labels that match no
     value, so it is refused with the line of the first undecodable byte."""
-    text = files.read_text(path, field, "hierarchy file", files.HIERARCHY_LIMIT, encoding,
-                           hint="save it as UTF-8, or name its encoding beside hierarchy:, e.g. encoding: latin-1")
+    text = files.read_text(path, field, "hierarchy file", files.HIERARCHY_LIMIT, encoding, hint=hint)
     try:
         rows = [(i, [c.strip() for c in r]) for i, r in enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
                 if r and any(c.strip() for c in r)]
@@ -194,10 +197,13 @@ def is_edge_header(header: list[str]) -> bool:
 
 
 def load_taxonomy_csv(path: Path, attribute: str, encoding: str = "utf-8",
-                      section: str = "quasi_identifiers") -> HierarchyTable:
+                      section: str = "quasi_identifiers", option: str | None = None) -> HierarchyTable:
     """Read a taxonomy: a wide CSV (header row, then one row per base value, one column per level) or,
-    when the header is ``child,parent``, an edge table (`edge_table`)."""
-    rows = read_hierarchy_csv(path, _field(attribute, section) + ".hierarchy", encoding)
+    when the header is ``child,parent``, an edge table (`edge_table`). Errors name the policy field, or
+    `option` for a file given on the command line (`attack --groups`)."""
+    field, hint = ((option, "save it as UTF-8") if option else
+                   (_field(attribute, section) + ".hierarchy", ENCODING_HINT))
+    rows = read_hierarchy_csv(path, field, encoding, hint)
     if is_edge_header(rows[0][1]):
         return edge_table(attribute, rows[1:], str(path))
     width = len(rows[0][1])

@@ -531,6 +531,10 @@ CASES = [
          ["report", "/dev/zero", "-q"]),
     Case("attack-groups-dev-zero", lambda f, p: p, "'--groups': groups file /dev/zero is not a regular file",
          ["attack", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--groups", "/dev/zero", "-q"]),
+    # named 'quasi_identifiers.condition.hierarchy' (no such field) and advised an encoding: key
+    Case("attack-groups-latin1", write("g.csv", b"condition,group\nCancer,caf\xe9\n"),
+         "option '--groups': hierarchy file g.csv is not utf-8 text",
+         ["attack", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--groups", "g.csv", "-q"]),
     Case("hierarchy-check-dev-zero", lambda f, p: p, "'FILE': hierarchy file /dev/zero is not a regular file",
          ["hierarchy", "check", "/dev/zero", "--data", "hospital.csv"]),
     Case("check-node-and-table", lambda f, p: p, "give --node or --table, not both",
