@@ -317,3 +317,18 @@ def test_bare_sqlanon_prints_its_help():
     """`sqlanon` alone printed its whole help as an error on stderr, exit 2."""
     r = CliRunner().invoke(main, [])
     assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and "  anonymize " in r.stdout and not r.stderr
+
+
+@pytest.mark.parametrize("setup, needle", [
+    ({"sqlanon_demo.json": '{"mine": 1}'}, "give --json another path, or remove it"),
+    ({"sqlanon_demo.json": '{"sqlanon_version": "0", "outputs": [{"kind": "table", "name": "other"}]}'},
+     "a sqlanon manifest of another release; give --json another path"),
+])
+def test_a_refused_demo_names_its_own_ways_out(tmp_path, monkeypatch, setup, needle):
+    """demo's refusals said "pass --force" (demo has no --force) or "choose another release.name" (its policy is
+    built in)."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in setup.items():
+        (tmp_path / name).write_text(text)
+    r = CliRunner().invoke(main, ["demo", "-q", "--report", ""])
+    assert r.exit_code == 2 and needle in r.stderr and "--force" not in r.stderr, r.stderr

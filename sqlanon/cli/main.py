@@ -152,6 +152,7 @@ def main():
 @user_errors
 def demo(db, json_path, report_path, quiet):
     """Anonymize the embedded UCI Adult data (45,222 rows): 5-anonymity over 8 quasi-identifiers."""
+    from ..catalog import ReleaseRefused
     from ..report import check_report_target
     if report_path:         # before anything is released: the report may not replace a file that is not one
         check_report_target(report_path, {Path(db).resolve(): "the database",
@@ -160,12 +161,25 @@ def demo(db, json_path, report_path, quiet):
     adult = resources.files("sqlanon.datasets.adult")
     with resources.as_file(adult.joinpath("adult_demo.yaml")) as path, search_run(str(path), db, quiet) as run:
         run.choose()
-        _release(run, json_path, False, False)
+        try:
+            _release(run, json_path, False, False)
+        except ReleaseRefused as e:     # the ways out the refusal names are a policy's and anonymize's
+            raise ReleaseRefused(_demo_way_out(str(e))) from None
         if report_path:
             # occupation's semantic groups (the shipped hierarchy) for the similarity attack
             with resources.as_file(adult.joinpath("hierarchies", "occupation.csv")) as groups:
                 run.report(report_path, groups=str(groups), manifest_path=json_path)
             click.echo(f"report: {report_path}")
+
+
+def _demo_way_out(message: str) -> str:
+    """A refusal of the demo's release told to pass --force (demo has none) or to choose another release.name (the
+    demo's policy is built in): its ways out are --json and --db."""
+    for theirs, ours in ((" (pass --force to replace it)", ""), (", remove it, or pass --force", ", or remove it"),
+                         ("choose another release.name", "give --db another file"),
+                         ("choose another path", "give --json another path")):
+        message = message.replace(theirs, ours)
+    return message
 
 
 JSON_HELP = ("Manifest path (default: <release>.manifest.json beside the database, or beside the policy when the "
