@@ -113,6 +113,7 @@ SLOW = {
     "tests/test_dbt.py::test_dbt_duckdb_model_is_the_release_and_tests_catch_a_broken_model",  # 39.8 s
     "tests/test_dbt.py::test_dbt_tests_judge_the_live_source_as_sqlanon_does",  # 9.5 s a case (two dbt builds)
     "tests/test_experiments.py::test_a_partial_run_merges_into_a_report_of_the_same_options",  # the experiments' smoke run, set up for it
+    "tests/test_experiments.py::test_an_interrupted_run_leaves_no_plot_that_blocks_the_next",  # 3.1 s
     "tests/test_views.py::test_duckdb_view_random_inserts_and_deletes",  # 21.1 s
     "tests/test_views.py::test_duckdb_view_ordered_emd_equals_the_exact_distance_of_every_class",  # 16.4 s
     "tests/test_checker.py::test_witness_checks_prove_only_failing_nodes_on_random_tables",  # 12.2 s
