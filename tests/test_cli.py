@@ -332,3 +332,13 @@ def test_a_refused_demo_names_its_own_ways_out(tmp_path, monkeypatch, setup, nee
         (tmp_path / name).write_text(text)
     r = CliRunner().invoke(main, ["demo", "-q", "--report", ""])
     assert r.exit_code == 2 and needle in r.stderr and "--force" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args, where", [
+    (["anonymize", "p.yaml", "--json"], "(see main anonymize --help)"),      # it said "see main --help"
+    (["anonymize", "p.yaml", "--bogus"], "(see main anonymize --help)"),
+    (["bogus"], "(see main --help)"),
+])
+def test_a_usage_error_points_at_the_commands_own_help(args, where):
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2 and r.stderr.strip().endswith(where), r.stderr

@@ -109,8 +109,9 @@ class OneLineUsageError(click.ClickException):
 
     exit_code = 2
 
-    def __init__(self, error: click.UsageError):
-        where = error.ctx.command_path if error.ctx is not None else "sqlanon"
+    def __init__(self, error: click.UsageError, command: str | None = None):
+        # an option missing its value comes without the subcommand's context: `command` names it then
+        where = error.ctx.command_path if error.ctx is not None else (command or "sqlanon")
         super().__init__(f"{error.format_message()} (see {where} --help)")
 
     def show(self, file=None) -> None:
@@ -129,11 +130,16 @@ class SqlanonGroup(click.Group):
         except click.UsageError as e:
             raise OneLineUsageError(e) from None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta["sqlanon.command"] = f"{ctx.command_path} {name}" if name else None
+        return name, command, rest
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
-            raise OneLineUsageError(e) from None
+            raise OneLineUsageError(e, ctx.meta.get("sqlanon.command")) from None
 
 
 @click.group(cls=SqlanonGroup, context_settings={"help_option_names": ["-h", "--help"]})
