@@ -331,7 +331,7 @@ def edge_table(attribute: str, rows: list[tuple[int, list[str]]], source: str) -
     return table
 
 
-def file_problems(path: Path) -> dict:
+def file_problems(path: Path, encoding: str = "utf-8") -> dict:
     """A hierarchy CSV (wide or edge table) checked whole, every problem listed (`sqlanon hierarchy check`).
 
     Returns format ("wide" | "edges"), column (a wide file's first header cell: the data column it
@@ -340,7 +340,7 @@ def file_problems(path: Path) -> dict:
     `EdgeTree.problems`, each a list; empty lists when clean) and notes (leaf depths of an edge table
     whose leaves sit at several depths: allowed, see `edge_table`).
     """
-    rows = read_hierarchy_csv(path, "FILE")
+    rows = read_hierarchy_csv(path, "FILE", encoding, "save it as UTF-8, or name its encoding: --encoding latin-1")
     header = rows[0][1]
     notes: dict = {}
     if is_edge_header(header):

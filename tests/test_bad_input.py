@@ -535,6 +535,12 @@ CASES = [
     Case("attack-groups-latin1", write("g.csv", b"condition,group\nCancer,caf\xe9\n"),
          "option '--groups': hierarchy file g.csv is not utf-8 text",
          ["attack", "p.yaml", "--node", "zip_code=1,age=1,nationality=1", "--groups", "g.csv", "-q"]),
+    # a policy reads such a file with encoding: latin-1; hierarchy check had no way to
+    Case("hierarchy-check-latin1", write("h.csv", b"nationality,l1\ncaf\xe9,*\n"), "name its encoding: --encoding latin-1",
+         ["hierarchy", "check", "h.csv", "--data", "hospital.csv"]),
+    Case("hierarchy-check-encoding-unknown", write("h.csv", "nationality,l1\nx,*\n"),
+         "option '--encoding': 'rot13' is not a text encoding",
+         ["hierarchy", "check", "h.csv", "--data", "hospital.csv", "--encoding", "rot13"]),
     Case("hierarchy-check-dev-zero", lambda f, p: p, "'FILE': hierarchy file /dev/zero is not a regular file",
          ["hierarchy", "check", "/dev/zero", "--data", "hospital.csv"]),
     Case("check-node-and-table", lambda f, p: p, "give --node or --table, not both",

@@ -342,3 +342,13 @@ def test_a_refused_demo_names_its_own_ways_out(tmp_path, monkeypatch, setup, nee
 def test_a_usage_error_points_at_the_commands_own_help(args, where):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2 and r.stderr.strip().endswith(where), r.stderr
+
+
+def test_hierarchy_check_reads_a_file_in_the_encoding_given(tmp_path):
+    """A hierarchy a policy reads with `encoding: latin-1` could not be checked: hierarchy check read UTF-8 only."""
+    (tmp_path / "h.csv").write_bytes(b"region,l1\ncaf\xe9,*\nbar,*\n")
+    (tmp_path / "d.csv").write_text("region\ncaf\u00e9\nbar\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["hierarchy", "check", str(tmp_path / "h.csv"), "--data", str(tmp_path / "d.csv"),
+                                  "--encoding", "latin-1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["clean"] is True

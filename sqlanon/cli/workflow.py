@@ -80,7 +80,8 @@ def _data_source(data: str, table: str | None):
     raise PolicyError("--data", f"give a .csv, .parquet or .duckdb file; got {data}")
 
 
-def check_hierarchy(file: str, data: str, table: str | None = None, column: str | None = None) -> dict:
+def check_hierarchy(file: str, data: str, table: str | None = None, column: str | None = None,
+                    encoding: str = "utf-8") -> dict:
     """A hierarchy file against one column of the data: everything `sqlanon hierarchy check` reports.
 
     The file's own structure comes from `hierarchy.file_problems`; the data side is two queries in an
@@ -90,7 +91,7 @@ def check_hierarchy(file: str, data: str, table: str | None = None, column: str 
     from ..engines.duckdb import connect
     from ..hierarchy import file_problems
     path = Path(file)
-    found = file_problems(path)       # a missing, special or oversized file is a PolicyError naming FILE
+    found = file_problems(path, encoding)       # a missing, special or oversized file is a PolicyError naming FILE
     source = _data_source(data, table)
     with connect() as backend:
         view = backend.attach_source(source)
@@ -183,13 +184,25 @@ def hierarchy():
 @click.option("--table", default=None, help="Table of the DuckDB file given as --data.")
 @click.option("--column", default=None,
               help="Column the hierarchy is for (default: a wide file's first header cell).")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="The file's text encoding, as a policy's `encoding:` beside `hierarchy:` names it (latin-1, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @user_errors
-def hierarchy_check(file, data, table, column, as_json):
+def hierarchy_check(file, data, table, column, encoding, as_json):
     """List values missing from a hierarchy, duplicate values, values with two parents and levels that do
     not nest; exit 0 when clean, 3 when not. FILE is a wide CSV (one column per level) or an edge table
     (header child,parent)."""
-    result = check_hierarchy(file, data, table, column)
+    import codecs
+
+    from ..files import is_text_encoding
+    try:
+        known = is_text_encoding(codecs.lookup(encoding))
+    except LookupError:
+        known = False
+    if not known:
+        raise PolicyError("--encoding", f"{encoding!r} is not a text encoding Python knows; give one such as utf-8 "
+                          "or latin-1")
+    result = check_hierarchy(file, data, table, column, encoding)
     if as_json:
         write_json(result, None)
     else:
