@@ -444,6 +444,10 @@ def interval_table(attribute: str, values: list[str], widths: list[float], origi
     return HierarchyTable(attribute, values, labels, source=f"intervals {widths}")
 
 
+# the most levels a mask hierarchy may ask for beyond its longest value's length
+MASK_LEVELS = 64
+
+
 def mask_table(attribute: str, values: list[str], levels: int | None) -> HierarchyTable:
     """Replace one more trailing character by '*' per level (13053 -> 1305* -> 130** ...), then '*'.
 
@@ -582,11 +586,12 @@ def build_table(attribute: str, spec: dict, base_dir: Path, data_values: list[st
         levels = spec.get("levels")
         if levels is not None and (not isinstance(levels, int) or isinstance(levels, bool) or levels < 1):
             raise PolicyError(field + ".levels", f"must be a positive integer; got {levels!r}")
-        longest = max((len(v) for v in values), default=1)
-        if levels is not None and levels > longest:
-            # each level past the longest value is '*' again (and 10^7 of them took 7 GB before any search)
-            raise PolicyError(field + ".levels", f"must be at most {longest}, the length of the longest value of "
-                              f"'{attribute}' (masking more characters changes nothing); got {levels}")
+        most = max(max((len(v) for v in values), default=1), MASK_LEVELS)
+        if levels is not None and levels > most:
+            # each level past the longest value is '*' again (10^7 of them took 7 GB before any search); a few are
+            # kept: `apply` rebuilds the hierarchy over new rows, whose values may all be shorter
+            raise PolicyError(field + ".levels", f"must be at most {most} (the longest value of '{attribute}' or "
+                              f"{MASK_LEVELS}, whichever is more: more levels change nothing); got {levels}")
         return mask_table(attribute, values, levels)
     if kind == "dates":
         return date_table(attribute, values)

@@ -313,10 +313,11 @@ def test_search_and_choose_releases_where_anonymize_does(tmp_path):
     con.close()
 
 
-def test_bare_sqlanon_prints_its_help():
-    """`sqlanon` alone printed its whole help as an error on stderr, exit 2."""
-    r = CliRunner().invoke(main, [])
-    assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and "  anonymize " in r.stdout and not r.stderr
+@pytest.mark.parametrize("args, command", [([], "  anonymize "), (["hierarchy"], "  check ")])
+def test_a_bare_group_prints_its_help(args, command):
+    """`sqlanon` (or `sqlanon hierarchy`) alone printed its whole help as an error on stderr, exit 2."""
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and command in r.stdout and not r.stderr
 
 
 @pytest.mark.parametrize("setup, needle", [

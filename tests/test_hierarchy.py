@@ -143,3 +143,15 @@ def test_taxonomy_files_read_as_text(tmp_path):
     with pytest.raises(PolicyError, match="cannot look for") as e:
         build_table("c", {"hierarchy": "a" * 300 + ".csv"}, tmp_path, ["France"])
     assert e.value.field == "quasi_identifiers.c.hierarchy"
+
+
+def test_mask_levels_are_bounded_but_not_by_the_rows_in_hand(tmp_path):
+    """levels: 10^7 took 7 GB before any search; bounding levels by the longest value then refused `apply` on new
+    rows whose codes are all shorter than the policy's (a 5-level mask over 4-character codes). The bound is the
+    longest value or 64, whichever is more: extra levels are '*' again, as before."""
+    from sqlanon.errors import PolicyError
+    from sqlanon.hierarchy import MASK_LEVELS, build_table
+    table = build_table("code", {"hierarchy": "mask", "levels": 5}, tmp_path, ["1234", "1299"])
+    assert table.labels[-1] == ["*", "*"] and len(table.labels) == 6
+    with pytest.raises(PolicyError, match=f"must be at most {MASK_LEVELS}"):
+        build_table("code", {"hierarchy": "mask", "levels": 10 ** 7}, tmp_path, ["1234"])

@@ -428,6 +428,8 @@ def test_cli_infeasible_knowledge_is_one_line_and_exit_2(tmp_path):
     con.close()
     for bad, field in (([{"given": {"age": 28}, "sensitive": "Cancer"}], "needs probability"),
                        ({"knowledge": [{"rules": {"positive": -1}}]}, "positive"),
+                       # reached the database: "Conversion Error: Type INT128 ... can't be cast"
+                       ({"knowledge": [{"rules": {"positive": 10 ** 20}}]}, "rules.positive': must be an integer from 0"),
                        ("knowledge: [", "not valid YAML")):
         know.write_text(bad if isinstance(bad, str) else yaml.safe_dump(bad))
         r = CliRunner().invoke(main, ["maxent", str(path), "--knowledge", str(know)])

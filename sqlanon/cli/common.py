@@ -203,3 +203,42 @@ def parse_node(text: str) -> dict[str, int]:
         except ValueError:
             raise PolicyError(f"--node {k.strip()}", f"level must be an integer; got {v!r}") from None
     return out
+
+
+class OneLineUsageError(click.ClickException):
+    """A command-line usage error (unknown option, bad choice, missing argument) shown as the one line every
+    other bad input gets, with the help command to run, instead of click's usage block."""
+
+    exit_code = 2
+
+    def __init__(self, error: click.UsageError, command: str | None = None):
+        # an option missing its value comes without the subcommand's context: `command` names it then
+        where = error.ctx.command_path if error.ctx is not None else (command or "sqlanon")
+        super().__init__(f"{error.format_message()} (see {where} --help)")
+
+    def show(self, file=None) -> None:
+        click.echo(f"sqlanon: error: {self.format_message()}", err=True)
+
+
+class SqlanonGroup(click.Group):
+    """The command group: usage errors of the group and of every subcommand become one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args:        # bare `sqlanon`: the help, as --help shows it (it came as a 27-line error, exit 2)
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta["sqlanon.command"] = f"{ctx.command_path} {name}" if name else None
+        return name, command, rest
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise OneLineUsageError(e, ctx.meta.get("sqlanon.command")) from None

@@ -93,6 +93,8 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
     from ..anonymizer import Anonymization
     if sum(x is not None and x is not False for x in (node, table, minimal or None)) > 1:
         raise PolicyError("--node/--minimal/--table", "give at most one of them")
+    if table is not None and not table.strip():     # a blank name attacked the policy's chosen node instead
+        raise PolicyError("--table", "give the name of the released table to attack (or leave --table out)")
     if not 0 < threshold <= 1:
         raise PolicyError("--threshold", f"must be a share in (0, 1], for example 0.95; got {threshold}")
     if manifest_path and (table or minimal):

@@ -19,8 +19,6 @@ from ..errors import PolicyError
 from .common import parse_node, progress_for, refuse_non_json, user_errors, write_json
 
 COMMANDS: list = []
-# the most association rules (or the least support) a run may ask for
-RULES_LIMIT = 10 ** 9
 
 
 def _say(quiet: bool):
@@ -99,7 +97,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
            manifest_path, no_write, quiet):
     """What an adversary with background knowledge learns from a release: P*(S | Q) by maximum entropy
     (Du, Teng & Zhu, SIGMOD 2008), the largest posteriors and entropies, and the estimation accuracy."""
-    from ..maxent.knowledge import Knowledge, Rules, load_knowledge
+    from ..maxent.knowledge import RULES_LIMIT, Knowledge, Rules, load_knowledge
     from ..maxent.run import MaxEnt, open_release
     from ..maxent.solver import DEFAULT_TOLERANCE
     from ..maxent.tables import output_name

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from ..errors import PolicyError
-from .common import user_errors, write_json
+from .common import SqlanonGroup, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -173,7 +173,7 @@ def _print_check(result: dict, show: int = 20) -> None:
     click.echo("clean" if result["clean"] else "problems found")
 
 
-@click.group("hierarchy")
+@click.group("hierarchy", cls=SqlanonGroup)
 def hierarchy():
     """Author and check generalization hierarchies."""
 

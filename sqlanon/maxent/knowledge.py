@@ -239,6 +239,10 @@ def _item(raw, i: int, prefix: str, persons: dict):
     return AboutPersons(tuple(names), values, low, high, field)
 
 
+# the most association rules (or the least support) a run may ask for, in a knowledge file or on the command line
+RULES_LIMIT = 10 ** 9
+
+
 def _rules(raw, field: str) -> Rules:
     if not isinstance(raw, dict):
         raise PolicyError(field, f"must be a mapping like {{positive: 10, negative: 10, min_support: 3}}; got {raw!r}")
@@ -248,8 +252,9 @@ def _rules(raw, field: str) -> Rules:
     out: dict = {}
     for key, default, low in (("positive", 0, 0), ("negative", 0, 0), ("min_support", 3, 1), ("attributes", None, 1)):
         v = raw.get(key, default)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
-            raise PolicyError(f"{field}.{key}", f"must be an integer >= {low}; got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not low <= v <= RULES_LIMIT):
+            # a huge count reached the database as an INT128 conversion error
+            raise PolicyError(f"{field}.{key}", f"must be an integer from {low} to {RULES_LIMIT:,}; got {v!r}")
         out[key] = v
     return Rules(out["positive"], out["negative"], out["min_support"], out["attributes"], field)
 
