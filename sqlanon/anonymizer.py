@@ -340,7 +340,7 @@ class Anonymization:
         return self.chosen
 
     # -- release ------------------------------------------------------------------------------
-    def materialize(self, companions=(), force: bool = False) -> list[Output]:
+    def materialize(self, companions=(), force: bool = False, manifest_path: Path | None = None) -> list[Output]:
         """Release the chosen node (and `companions`, such as anonymized marginals, in the same transaction),
         with its catalog row holding the manifest. Chooses first when `choose` has not run.
 
@@ -348,6 +348,8 @@ class Anonymization:
             companions: outputs released in the same transaction (`sqlanon.release.Companion`).
             force: an existing export file may be overwritten even when the catalog does not show this
                 release wrote it (never the source, the policy or a hierarchy file).
+            manifest_path: write the manifest file there too, inside the release's transaction (the release and
+                its manifest file both, or neither); without it, `write_manifest` writes it afterwards.
 
         Returns:
             The outputs written (tables, views, export files), each with its row count.
@@ -367,7 +369,8 @@ class Anonymization:
         self._manifest = None
         try:
             self.outputs = materialize(self.policy, self.fs, chosen, list(companions),
-                                       manifest=manifest, release_id=self.release_id, force=force)
+                                       manifest=manifest, release_id=self.release_id, force=force,
+                                       manifest_path=manifest_path)
         except BaseException:
             self.outputs, self._manifest = [], None
             raise

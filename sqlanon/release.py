@@ -181,12 +181,15 @@ def export_format(path) -> str:
 
 def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 companions: Sequence[Companion] = (), manifest: Callable[[list[Output]], dict] | None = None,
-                release_id: str | None = None, force: bool = False) -> list[Output]:
+                release_id: str | None = None, force: bool = False,
+                manifest_path: Path | None = None) -> list[Output]:
     """Write the release (and its companions) and its catalog rows in one transaction, then its exports.
 
     Before anything is built, every target is checked against the release catalog (`sqlanon.catalog`):
     nothing that is the source, or that this release did not write earlier, is replaced. `manifest`
-    (outputs -> manifest dict) is called inside the transaction; its result is the catalog row's JSON.
+    (outputs -> manifest dict) is called inside the transaction; its result is the catalog row's JSON, and
+    with `manifest_path` the manifest file's too: written inside the transaction like the exports (a file that
+    cannot be written rolls the release back), renamed into place once it commits.
     """
     b: Backend = fs.backend
     name = policy.release.name
@@ -230,6 +233,8 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         # the files last, still inside the transaction: one that cannot be written rolls the release back
         for path in policy.release.export:
             exported.append((export_to_temporary(b, name, Path(path), made), Path(path)))
+        if manifest_path is not None and data is not None:
+            exported.append((_manifest_to_temporary(data, Path(manifest_path)), Path(manifest_path)))
         catalog.record(name, done, release_id=release_id, policy_sha256=policy_hash(policy.normalized()),
                        node=dict(result.levels), manifest=data, dropped=stale)
 
@@ -287,9 +292,26 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         try:
             tmp_file.replace(path)
         except OSError as e:        # after the commit: the release stands; say where its rows are
-            raise DataError(f"the release {name} is written, but its export {path} is not: {e.strerror or e}; its "
-                            f"rows are in {tmp_file}") from None
+            what = "manifest" if manifest_path is not None and path == Path(manifest_path) else "export"
+            raise DataError(f"the release {name} is written, but its {what} {path} is not: {e.strerror or e}; it "
+                            f"is in {tmp_file}") from None
     return outputs
+
+
+def _manifest_to_temporary(data: dict, path: Path) -> Path:
+    """The manifest's JSON in a new temporary file beside `path`, for the caller to rename once the release
+    commits; a failure is one line (DataError) and leaves no file."""
+    from .catalog import strict_json
+    tmp = None
+    try:
+        tmp = temporary_file(path)
+        tmp.write_text(strict_json(data) + "\n", encoding="utf-8")
+    except BaseException as e:
+        _remove_files([tmp] if tmp is not None else [], [])
+        if isinstance(e, OSError):
+            raise DataError(f"cannot write the manifest {path}: {e.strerror or e}; choose another path") from None
+        raise
+    return tmp
 
 
 def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: str,

@@ -95,8 +95,9 @@ def _release(run, json_path: str | None, force: bool, quiet: bool, companions=()
     """Materialize, then write the manifest file (its JSON is already in the catalog row); `--json -` also
     prints it. Returns the manifest path."""
     path = manifest_target(run, json_path, force)
-    run.materialize(companions, force=force)
-    run.write_manifest(path)
+    # the manifest file inside the release's transaction: no release without its file (a full disk, Ctrl-C)
+    if not run.materialize(companions, force=force, manifest_path=path):
+        run.write_manifest(path)        # nothing released (materialize: none): the manifest is still the record
     if json_path == "-":
         write_json(run.manifest(), None)
     elif not quiet:

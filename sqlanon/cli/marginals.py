@@ -139,8 +139,10 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
         run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
         if not no_release:
             path = manifest_target(run, json_path, False)
-            run.materialize([ms.companion(coll, skip=table)])     # the table and its marginals: one transaction
-            run.write_manifest(path)                              # always a record: beside the database by default
+            # the table, its marginals and the manifest file (always a record, beside the database by default): one
+            # transaction
+            if not run.materialize([ms.companion(coll, skip=table)], manifest_path=path):
+                run.write_manifest(path)
         manifest = run.manifest()
         if not quiet and json_path != "-":
             _echo_summary(section, False, manifest["outputs"])
