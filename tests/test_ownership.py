@@ -791,3 +791,23 @@ def test_a_manifest_that_cannot_be_written_rolls_the_release_back(ws, monkeypatc
     assert state(ws) == before            # no release table, no catalog row, no file
     monkeypatch.undo()
     assert cli("anonymize", policy, "-q").exit_code == 0 and (ws / "rel.manifest.json").exists()
+
+
+def test_a_json_target_that_is_no_readable_regular_file_is_refused(ws):
+    """`refuse_non_json` opens an existing target to see what it is: a named pipe blocked it for ever, and a file
+    it may not read was an OSError traceback. Refused, one line."""
+    import signal
+    policy = write_policy(ws)
+    os.mkfifo(ws / "pipe.json")
+    before = state(ws)
+
+    def blocked(*_):
+        raise TimeoutError("blocked opening the pipe")
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(30)            # a regression fails here instead of hanging the run
+    try:
+        refused(cli("risk", policy, "--json", ws / "pipe.json"), "it is not a regular file")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert state(ws) == before

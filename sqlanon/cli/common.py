@@ -1,6 +1,6 @@
 """What the command modules of `sqlanon.cli` share: user errors as one line and an exit code, the progress
-display, a searched run, JSON output that never replaces a non-JSON file, the checked manifest path, and the
-`--node` parser."""
+display, a searched run, JSON output that replaces only what sqlanon wrote, the checked manifest path, the
+`--node` parser and the command group's one-line usage errors."""
 from __future__ import annotations
 
 import json
@@ -111,8 +111,21 @@ def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), man
 
 def is_report(path: Path) -> bool:
     """A JSON report sqlanon wrote (its first key `REPORT_KEY`)."""
-    with open(path, "rb") as f:
-        return f.read(64).lstrip().lstrip(b"{").lstrip().startswith(f'"{REPORT_KEY}"'.encode())
+    return _head(path).lstrip(b"{").lstrip().startswith(f'"{REPORT_KEY}"'.encode())
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of an existing output file, to see what it is; one that cannot be read (or is no regular
+    file: a pipe would block) is refused, never replaced."""
+    from ..catalog import ReleaseRefused
+    try:
+        if not path.is_file():
+            raise ReleaseRefused(f"refusing to write JSON to {path}: it is not a regular file; choose another path")
+        with open(path, "rb") as f:
+            return f.read(64).lstrip()
+    except OSError as e:
+        raise ReleaseRefused(f"refusing to overwrite {path}: cannot read it ({e.strerror or e}); choose another "
+                             "path") from None
 
 
 def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Path] = (),
@@ -132,8 +145,7 @@ def refuse_non_json(path: Path, option: str = "--json", keep: Iterable[str | Pat
     target = path.resolve()
     if any(target == Path(k).resolve() for k in keep):
         raise ReleaseRefused(f"refusing to write {option} {path}: the command reads it; choose another path")
-    with open(path, "rb") as f:
-        head = f.read(64).lstrip()
+    head = _head(path)
     if head and head[:1] not in (b"{", b"["):
         raise ReleaseRefused(f"refusing to overwrite {path} with JSON: it exists and is not a JSON file; "
                              "choose another path")
