@@ -179,14 +179,27 @@ def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a `temporary_file` renamed over it: a reader sees the old file or the new
     one, never half of it, and a failure leaves the old file and no temporary one. A file that cannot be written
     (a read-only folder, a name too long, a full disk) is one line (DataError), not a traceback."""
+    tmp = write_temporary(path, text)
+    try:
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise DataError(f"cannot write {path}: {e.strerror or e}; choose another path") from None
+        raise
+
+
+def write_temporary(path: Path, text: str) -> Path:
+    """`text` in a new `temporary_file` beside `path`, for the caller to rename over it (`write_atomically` at
+    once; a release once its transaction commits). A failure leaves no file; an OSError is one line (DataError)."""
     tmp = None
     try:
         tmp = temporary_file(path)
         tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
     except BaseException as e:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise DataError(f"cannot write {path}: {e.strerror or e}; choose another path") from None
         raise
+    return tmp

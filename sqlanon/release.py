@@ -48,12 +48,13 @@ from .catalog import (
     policy_hash,
     protected_files,
     reserved,
+    strict_json,
 )
 from .checker import NodeResult
 from .engine import Backend
 from .engines.dialects import compared_type
 from .errors import DataError, PolicyError, is_interrupt
-from .files import missing_folders, name_max, temporary_file
+from .files import missing_folders, name_max, temporary_file, write_temporary
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
@@ -234,7 +235,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         for path in policy.release.export:
             exported.append((export_to_temporary(b, name, Path(path), made), Path(path)))
         if manifest_path is not None and data is not None:
-            exported.append((_manifest_to_temporary(data, Path(manifest_path)), Path(manifest_path)))
+            exported.append((write_temporary(Path(manifest_path), strict_json(data) + "\n"), Path(manifest_path)))
         catalog.record(name, done, release_id=release_id, policy_sha256=policy_hash(policy.normalized()),
                        node=dict(result.levels), manifest=data, dropped=stale)
 
@@ -296,22 +297,6 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             raise DataError(f"the release {name} is written, but its {what} {path} is not: {e.strerror or e}; it "
                             f"is in {tmp_file}") from None
     return outputs
-
-
-def _manifest_to_temporary(data: dict, path: Path) -> Path:
-    """The manifest's JSON in a new temporary file beside `path`, for the caller to rename once the release
-    commits; a failure is one line (DataError) and leaves no file."""
-    from .catalog import strict_json
-    tmp = None
-    try:
-        tmp = temporary_file(path)
-        tmp.write_text(strict_json(data) + "\n", encoding="utf-8")
-    except BaseException as e:
-        _remove_files([tmp] if tmp is not None else [], [])
-        if isinstance(e, OSError):
-            raise DataError(f"cannot write the manifest {path}: {e.strerror or e}; choose another path") from None
-        raise
-    return tmp
 
 
 def _released_rows(policy: Policy, fs: FrequencySet, result: NodeResult, table: str,

@@ -541,7 +541,7 @@ CASES = [
     Case("hierarchy-check-latin1", write("h.csv", b"nationality,l1\ncaf\xe9,*\n"), "name its encoding: --encoding latin-1",
          ["hierarchy", "check", "h.csv", "--data", "hospital.csv"]),
     Case("hierarchy-check-encoding-unknown", write("h.csv", "nationality,l1\nx,*\n"),
-         "option '--encoding': 'rot13' is not a text encoding",
+         "option '--encoding': 'rot13' is a codec of bytes, not a text encoding",
          ["hierarchy", "check", "h.csv", "--data", "hospital.csv", "--encoding", "rot13"]),
     Case("hierarchy-check-dev-zero", lambda f, p: p, "'FILE': hierarchy file /dev/zero is not a regular file",
          ["hierarchy", "check", "/dev/zero", "--data", "hospital.csv"]),

@@ -776,16 +776,16 @@ def test_an_interrupt_while_the_run_is_set_up_leaves_no_database_file(ws, monkey
 def test_a_manifest_that_cannot_be_written_rolls_the_release_back(ws, monkeypatch, error):
     """The manifest file was written after the release committed: a full disk (or Ctrl-C) there left the release
     and its catalog row without the file. It is written inside the transaction, like the exports."""
-    import sqlanon.release
+    import sqlanon.files
     policy = write_policy(ws)
     before = state(ws)
-    real = sqlanon.release.temporary_file
+    real = sqlanon.files.temporary_file
 
     def failing(path):
         if str(path).endswith(".manifest.json"):
             raise error
         return real(path)
-    monkeypatch.setattr(sqlanon.release, "temporary_file", failing)
+    monkeypatch.setattr(sqlanon.files, "temporary_file", failing)
     r = cli("anonymize", policy, "-q")
     assert r.exit_code == (130 if isinstance(error, KeyboardInterrupt) else 2), r.output
     assert state(ws) == before            # no release table, no catalog row, no file

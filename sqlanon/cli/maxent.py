@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
@@ -98,7 +97,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     """What an adversary with background knowledge learns from a release: P*(S | Q) by maximum entropy
     (Du, Teng & Zhu, SIGMOD 2008), the largest posteriors and entropies, and the estimation accuracy."""
     from ..maxent.knowledge import RULES_LIMIT, Knowledge, Rules, load_knowledge
-    from ..maxent.run import MaxEnt, open_release
+    from ..maxent.run import MaxEnt, check_tolerance, open_release
     from ..maxent.solver import DEFAULT_TOLERANCE
     from ..maxent.tables import output_name
     if buckets and node:
@@ -109,8 +108,8 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
     for opt, v, low in (("--positive", positive, 0), ("--negative", negative, 0), ("--min-support", min_support, 1)):
         if not low <= v <= RULES_LIMIT:     # a huge K reached the database as an INT128 conversion error
             raise PolicyError(opt, f"must be from {low} to {RULES_LIMIT:,}; got {v}")
-    if tolerance is not None and not (tolerance > 0 and math.isfinite(tolerance)):   # before the release is built
-        raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
+    if tolerance is not None:       # before the release is built
+        check_tolerance(tolerance)
     reads = [policy] + ([knowledge] if knowledge else [])
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path), keep=reads)      # before any table is written

@@ -192,17 +192,8 @@ def hierarchy_check(file, data, table, column, encoding, as_json):
     """List values missing from a hierarchy, duplicate values, values with two parents and levels that do
     not nest; exit 0 when clean, 3 when not. FILE is a wide CSV (one column per level) or an edge table
     (header child,parent)."""
-    import codecs
-
-    from ..files import is_text_encoding
-    try:
-        known = is_text_encoding(codecs.lookup(encoding))
-    except LookupError:
-        known = False
-    if not known:
-        raise PolicyError("--encoding", f"{encoding!r} is not a text encoding Python knows; give one such as utf-8 "
-                          "or latin-1")
-    result = check_hierarchy(file, data, table, column, encoding)
+    from ..files import encoding_name
+    result = check_hierarchy(file, data, table, column, encoding_name(encoding, "--encoding"))
     if as_json:
         write_json(result, None)
     else:

@@ -94,14 +94,19 @@ class MaxEntResult:
                 "seconds": {k: round(v, 4) for k, v in self.seconds.items()}}
 
 
+def check_tolerance(tolerance: float) -> None:
+    """The largest constraint violation accepted must be a positive, finite number of records (PolicyError)."""
+    if not (tolerance > 0 and math.isfinite(tolerance)):
+        raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
+
+
 class MaxEnt:
     """A release loaded once (invariants built in the database, compact arrays in `problem`); solve it
     under any knowledge, measure, write the results back."""
 
     def __init__(self, backend, release: ReleaseTables, tolerance: float = DEFAULT_TOLERANCE,
                  relevant: str = "knowledge", prefix: str | None = None):
-        if not (tolerance > 0 and math.isfinite(tolerance)):
-            raise PolicyError("--tolerance", f"must be a positive number of records; got {tolerance}")
+        check_tolerance(tolerance)
         self.backend = backend
         self.release = release
         self.tolerance = float(tolerance)
