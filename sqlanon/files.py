@@ -9,9 +9,11 @@ naming the field and the file, so the CLI prints one line and exits 2.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -187,6 +189,23 @@ def write_atomically(path: Path, text: str) -> None:
         if isinstance(e, OSError):
             raise DataError(f"cannot write {path}: {e.strerror or e}; choose another path") from None
         raise
+
+
+def remove_temporaries(paths: Sequence[Path]) -> None:
+    """Remove the temporary files of a run that failed before they were renamed into place (`write_temporary`)."""
+    for p in paths:
+        with contextlib.suppress(OSError):
+            p.unlink(missing_ok=True)
+
+
+def rename_temporaries(staged: Sequence[tuple[Path, Path]], written: str) -> None:
+    """Rename each (temporary file, path) of `staged` into place, once what they describe has committed: a rename
+    that fails then is one line (DataError) saying what is `written` already and where the file's text is."""
+    for tmp, path in staged:
+        try:
+            tmp.replace(path)
+        except OSError as e:
+            raise DataError(f"{written}, but {path} is not: {e.strerror or e}; it is in {tmp}") from None
 
 
 def write_temporary(path: Path, text: str) -> Path:

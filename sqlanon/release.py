@@ -54,7 +54,7 @@ from .checker import NodeResult
 from .engine import Backend
 from .engines.dialects import compared_type
 from .errors import DataError, PolicyError, is_interrupt
-from .files import missing_folders, name_max, temporary_file, write_temporary
+from .files import missing_folders, name_max, remove_temporaries, rename_temporaries, temporary_file, write_temporary
 from .frequency import STAGE_WEIGHT, FrequencySet, QuasiIdentifier, source_changed
 from .policy import Policy
 
@@ -289,13 +289,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
                 c.cleanup()
             _remove_files([t for t, _ in exported], made)
             raise
-    for tmp_file, path in exported:
-        try:
-            tmp_file.replace(path)
-        except OSError as e:        # after the commit: the release stands; say where its rows are
-            what = "manifest" if manifest_path is not None and path == Path(manifest_path) else "export"
-            raise DataError(f"the release {name} is written, but its {what} {path} is not: {e.strerror or e}; it "
-                            f"is in {tmp_file}") from None
+    rename_temporaries(exported, f"the release {name} is written")     # after the commit: the release stands
     return outputs
 
 
@@ -433,9 +427,7 @@ def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] 
 
 def _remove_files(paths: Sequence[Path], folders: Sequence[Path] = ()) -> None:
     """Remove temporary files, then the folders made for them, deepest first, each only when empty."""
-    for p in paths:
-        with contextlib.suppress(OSError):
-            p.unlink(missing_ok=True)
+    remove_temporaries(paths)
     for f in reversed(folders):
         with contextlib.suppress(OSError):
             f.rmdir()

@@ -415,6 +415,41 @@ def test_cli_bucketize_then_maxent(tmp_path):
     assert r.exit_code == 0 and "estimation accuracy" in r.output
 
 
+@pytest.mark.parametrize("args, names", [
+    (["bucketize", "{policy}", "--l", "3", "--name", "hb", "--json", "{out}"], {"hb_qit", "hb_st", "hb_private"}),
+    (["maxent", "{policy}", "--name", "me", "--json", "{out}"], {"me", "me_qi", "me_individuals"}),
+    (["maxent", "{policy}", "--name", "me", "--manifest", "{out}"], {"me", "me_qi", "me_individuals"}),
+])
+def test_a_json_file_that_cannot_be_written_rolls_the_tables_back(tmp_path, monkeypatch, args, names):
+    """The report (or manifest) is written inside the tables' transaction, as a release's manifest is: a file
+    that cannot be written leaves no table, no file and no temporary file, exit 2 in one line."""
+    import sqlanon.files
+    from sqlanon.errors import DataError
+    path, db = _policy(tmp_path)
+    out = tmp_path / "out" / "report.json"
+    out.parent.mkdir()
+
+    def full_disk(target, text):
+        raise DataError(f"cannot write {target}: No space left on device; choose another path")
+
+    monkeypatch.setattr(sqlanon.files, "write_temporary", full_disk)
+    r = CliRunner().invoke(main, [a.format(policy=path, out=out) for a in args])
+    assert r.exit_code == 2 and "No space left" in r.output and "Traceback" not in r.output, r.output
+    con = duckdb.connect(str(db))
+    tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+    assert not names & tables and not any(t.startswith("__sqlanon_tmp") for t in tables), tables
+    assert list(out.parent.iterdir()) == []
+    monkeypatch.undo()          # and with a disk that has room: the tables and the file
+    r = CliRunner().invoke(main, [a.format(policy=path, out=out) for a in args])
+    assert r.exit_code == 0, r.output
+    con = duckdb.connect(str(db))
+    tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+    assert names <= tables and [f.name for f in out.parent.iterdir()] == ["report.json"]
+    assert json.loads(out.read_text())
+
+
 def test_cli_infeasible_knowledge_is_one_line_and_exit_2(tmp_path):
     path, db = _policy(tmp_path)
     know = tmp_path / "bad.yaml"

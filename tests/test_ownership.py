@@ -811,3 +811,21 @@ def test_a_json_target_that_is_no_readable_regular_file_is_refused(ws):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert state(ws) == before
+
+
+def test_a_file_that_cannot_be_renamed_after_the_commit_says_where_its_text_is(tmp_path):
+    """After the tables or the release commit, a JSON file that cannot be renamed into place is one line naming
+    what is written, the path and the temporary file that holds the text (which is kept, not lost)."""
+    from sqlanon.errors import DataError
+    from sqlanon.files import remove_temporaries, rename_temporaries, write_temporary
+    ok, blocked = tmp_path / "a.json", tmp_path / "b.json"
+    blocked.mkdir()             # a folder of that name: the rename fails
+    (blocked / "x").write_text("")
+    staged = [(write_temporary(ok, "{}\n"), ok), (write_temporary(blocked, '{"b": 1}\n'), blocked)]
+    with pytest.raises(DataError) as e:
+        rename_temporaries(staged, "the tables of t are written")
+    assert str(e.value).startswith(f"the tables of t are written, but {blocked} is not: ")
+    assert str(e.value).endswith(f"it is in {staged[1][0]}")
+    assert ok.read_text() == "{}\n" and staged[1][0].read_text() == '{"b": 1}\n'
+    remove_temporaries([staged[1][0], tmp_path / "never-written"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]

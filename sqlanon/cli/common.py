@@ -102,11 +102,25 @@ def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), man
     else:
         assert path is not None
         refuse_non_json(Path(path), keep=keep, manifest_of=manifest_of)
-        if isinstance(data, dict) and "sqlanon_version" not in data:       # a report, not a manifest
-            ctx = click.get_current_context(silent=True)
-            data = {REPORT_KEY: ctx.command_path if ctx is not None else "sqlanon", **data}
         from ..files import write_atomically
-        write_atomically(Path(path), strict_json(data) + "\n")
+        write_atomically(Path(path), _file_json(data))
+
+
+def stage_json(data: Any, path: str, keep: Iterable[str | Path] = (), manifest_of: str | None = None
+               ) -> tuple[Path, Path]:
+    """`write_json` into a file, but into a temporary one beside it (`files.write_temporary`), returned with the
+    path for the caller to rename once the tables the JSON describes commit (`maxent.tables.atomic_tables`)."""
+    refuse_non_json(Path(path), keep=keep, manifest_of=manifest_of)
+    from ..files import write_temporary
+    return write_temporary(Path(path), _file_json(data)), Path(path)
+
+
+def _file_json(data: Any) -> str:
+    """The text of a JSON file: a report (no manifest) starts with `REPORT_KEY`, what says sqlanon wrote it."""
+    if isinstance(data, dict) and "sqlanon_version" not in data:       # a report, not a manifest
+        ctx = click.get_current_context(silent=True)
+        data = {REPORT_KEY: ctx.command_path if ctx is not None else "sqlanon", **data}
+    return strict_json(data) + "\n"
 
 
 def is_report(path: Path) -> bool:

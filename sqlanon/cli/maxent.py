@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from ..errors import PolicyError
-from .common import parse_node, progress_for, refuse_non_json, user_errors, write_json
+from .common import parse_node, progress_for, refuse_non_json, stage_json, user_errors, write_json
 
 COMMANDS: list = []
 
@@ -49,9 +49,12 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
     from ..maxent.anatomy import DEFAULT_SEED, bucketize_policy
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path), keep=[policy])      # before any table is written
+    to_file = json_path not in (None, "-")
     rel = bucketize_policy(policy, l, name, db=db, not_counted=list(not_counted),
                            most_frequent_not_counted=most_frequent_not_counted, exact_size=exact_size,
-                           seed=DEFAULT_SEED if seed is None else seed, private=not no_private, buckets=sample)
+                           seed=DEFAULT_SEED if seed is None else seed, private=not no_private, buckets=sample,
+                           # the report is written with the tables: one that cannot be written rolls them back
+                           files=(lambda r: [stage_json(r.as_dict(), json_path, keep=[policy])]) if to_file else None)
     if not quiet and json_path != "-":
         left = ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in rel.left_out.items() if v)
         sampled = (f" (a sample of the {rel.possible_buckets:,} the data allows)"
@@ -61,8 +64,8 @@ def bucketize(policy, l, name, not_counted, most_frequent_not_counted, exact_siz
                    + (f" (not counted: {', '.join(rel.not_counted)})" if rel.not_counted else "")
                    + (f"; left out: {left}" if left else ""))
         click.echo(f"released: {rel.qit}, {rel.st}" + (f"; kept private: {rel.private_table}" if rel.private else ""))
-    if json_path:
-        write_json(rel.as_dict(), json_path, keep=[policy])
+    if json_path == "-":
+        write_json(rel.as_dict(), json_path)
 
 
 COMMANDS.append(bucketize)
@@ -96,6 +99,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
            manifest_path, no_write, quiet):
     """What an adversary with background knowledge learns from a release: P*(S | Q) by maximum entropy
     (Du, Teng & Zhu, SIGMOD 2008), the largest posteriors and entropies, and the estimation accuracy."""
+    from ..files import rename_temporaries
     from ..maxent.knowledge import RULES_LIMIT, Knowledge, Rules, load_knowledge
     from ..maxent.run import MaxEnt, check_tolerance, open_release
     from ..maxent.solver import DEFAULT_TOLERANCE
@@ -137,19 +141,36 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         say(f"solved in {sol.seconds.get('total', 0):.2f} s: {sol.relevant_buckets:,} bucket(s) touched by the "
             f"knowledge optimized, the rest in closed form; {sol.iterations} L-BFGS-B iterations; largest "
             f"violation {sol.max_violation:.2g} records")
-        outputs = [] if out_name is None else me.write(result, out_name)
+        def files(outputs: list[dict]) -> list[tuple[Path, Path]]:
+            """The JSON files written with the tables (`me.write`), or at once when there are none."""
+            report = me.report(result, outputs)
+            staged = []
+            if manifest_path not in (None, "-"):
+                manifest = release.anonymization.manifest()
+                manifest["maxent"] = report
+                staged.append(stage_json(manifest, manifest_path, keep=reads,
+                                         manifest_of=release.anonymization.policy.release.name))
+            if json_path not in (None, "-"):
+                staged.append(stage_json(report, json_path, keep=reads))
+            return staged
+
+        if out_name is not None:
+            outputs = me.write(result, out_name, files=files)
+        else:
+            outputs = []
+            rename_temporaries(files(outputs), "the risk is computed")
         report = me.report(result, outputs)
-        if manifest_path:
+        if manifest_path == "-":
             manifest = release.anonymization.manifest()
             manifest["maxent"] = report
-            write_json(manifest, manifest_path, keep=reads, manifest_of=release.anonymization.policy.release.name)
+            write_json(manifest, manifest_path)
     if not sol.converged:
         click.echo(f"sqlanon: warning: the solver did not reach the tolerance ({sol.max_violation:.3g} > "
                    f"{sol.tolerance:.3g} records); the estimate is the best found", err=True)
     if not quiet and not to_stdout:
         _print_report(report)
-    if json_path:
-        write_json(report, json_path, keep=reads)
+    if json_path == "-":
+        write_json(report, json_path)
 
 
 def _levels(release) -> str:

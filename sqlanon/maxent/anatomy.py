@@ -32,8 +32,11 @@ per-value counts (the only thing that comes into Python):
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -207,13 +210,16 @@ def _named_values(backend, source: str, sensitive: str, names: list[str], values
 def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str, l: int, name: str,
               not_counted=(), most_frequent_not_counted: bool = False, exact_size: bool = False,
               seed: str = DEFAULT_SEED, private: bool = True, label: str | None = None,
-              buckets: int | None = None, policy=None) -> BucketizedRelease:
+              buckets: int | None = None, policy=None,
+              files: Callable[[BucketizedRelease], list[tuple[Path, Path]]] | None = None) -> BucketizedRelease:
     """Bucketize the relation `source` (a table or view of `backend`) into distinct l-diverse buckets and
     write ``<name>_qit``, ``<name>_st`` (and ``<name>_private``) atomically.
 
     `buckets`: release only that many of the buckets, a seeded uniform sample of them (the paper's Adult
     experiment uses 2,842 buckets of five records). `policy`: the policy the source comes from, so that its
-    source table is never a target (`sqlanon.catalog`)."""
+    source table is never a target (`sqlanon.catalog`). `files` (the release -> the (temporary file, path) pairs
+    it wrote) runs inside the tables' transaction: a report that cannot be written rolls them back
+    (`tables.atomic_tables`)."""
     check_name(name, "--name")
     qis = list(quasi_identifiers)
     if not qis:
@@ -236,23 +242,31 @@ def bucketize(backend, source: str, quasi_identifiers: list[str], sensitive: str
                     sensitive=sensitive, groups=f"{prefix}_groups", m=plan.buckets, limit=plan.limit,
                     spread=plan.spread, keep=keep)
     names = [f"{name}_qit", f"{name}_st"] + ([f"{name}_private"] if private else [])
-    with atomic_tables(backend, names, name, "bucketized", policy=policy, sources=[source]):
-        backend.execute("anatomy_qit.sql", name=temporary_relation(names[0]), assigned=assigned, qis=qis)
-        backend.execute("anatomy_st.sql", name=temporary_relation(names[1]), assigned=assigned, sensitive=sensitive,
-                        written_apart=compared_type(column_type) is not None, temp=False)
-        if private:
-            backend.execute("anatomy_private.sql", name=temporary_relation(names[2]), assigned=assigned,
-                            sensitive=sensitive)
-    released = int(backend.fetchrow("count_rows.sql", relation=names[0])[0])
-    for t in (assigned, f"{prefix}_groups", keep):
-        if t:
-            backend.execute("drop_relation.sql", name=t, kind="TABLE")
-    left_out = plan.left_out()
-    if buckets is not None:
-        left_out["not_sampled"] = plan.rows - released
-    return BucketizedRelease(name, qis, sensitive, l, buckets or plan.buckets, released, int(plan.counts.sum()),
-                             not_counted=sorted(set(nc)), exact_size=exact_size, left_out=left_out, private=private,
-                             possible_buckets=plan.buckets)
+    released: list[BucketizedRelease] = []
+
+    def staged(rows: dict[str, int]) -> list[tuple[Path, Path]]:
+        left_out = plan.left_out()
+        if buckets is not None:
+            left_out["not_sampled"] = plan.rows - rows[names[0]]
+        released.append(BucketizedRelease(name, qis, sensitive, l, buckets or plan.buckets, rows[names[0]],
+                                          int(plan.counts.sum()), not_counted=sorted(set(nc)), exact_size=exact_size,
+                                          left_out=left_out, private=private, possible_buckets=plan.buckets))
+        return files(released[0]) if files is not None else []
+
+    try:
+        with atomic_tables(backend, names, name, "bucketized", policy=policy, sources=[source], files=staged):
+            backend.execute("anatomy_qit.sql", name=temporary_relation(names[0]), assigned=assigned, qis=qis)
+            backend.execute("anatomy_st.sql", name=temporary_relation(names[1]), assigned=assigned,
+                            sensitive=sensitive, written_apart=compared_type(column_type) is not None, temp=False)
+            if private:
+                backend.execute("anatomy_private.sql", name=temporary_relation(names[2]), assigned=assigned,
+                                sensitive=sensitive)
+    finally:
+        for t in (assigned, f"{prefix}_groups", keep):
+            if t:
+                with contextlib.suppress(Exception):
+                    backend.execute("drop_relation.sql", name=t, kind="TABLE")
+    return released[0]
 
 
 def refuse_entity_key(pol) -> None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -213,9 +215,14 @@ class MaxEnt:
         data = self.backend.fetchnumpy("maxent_risk_summary.sql", estimate=self._estimate_table(result), qb=t["qb"])
         return {k: (float(v[0]) if "entropy" in k or "posterior" in k else int(v[0])) for k, v in data.items()}
 
-    def write(self, result: MaxEntResult, name: str) -> list[dict]:
+    def write(self, result: MaxEntResult, name: str,
+              files: Callable[[list[dict]], list[tuple[Path, Path]]] | None = None) -> list[dict]:
         """P*(S | Q) as table `name`, the per-quasi-identifier risk as `<name>_qi`, the per-record risk as
-        `<name>_individuals` (and the named persons' posteriors as `<name>_persons`), atomically."""
+        `<name>_individuals` (and the named persons' posteriors as `<name>_persons`), atomically.
+
+        Returns the outputs (kind, name, rows). `files` (the outputs -> the (temporary file, path) pairs it
+        wrote) runs inside the tables' transaction: a report that cannot be written rolls them back
+        (`tables.atomic_tables`)."""
         check_name(name, "--name")
         p, t = self.problem, self.problem.tables
         est = self._estimate_table(result)
@@ -223,7 +230,14 @@ class MaxEnt:
         names = [name, f"{name}_qi", f"{name}_individuals"] + ([f"{name}_persons"] if result.persons else [])
         common = dict(estimate=est, qb=t["qb"], qtable=t["q"], cols=cols, smap=t["smap"])
         rel = self.release
-        with atomic_tables(self.backend, names, name, "maxent", sources=[t for t in (rel.qit, rel.st, rel.truth) if t]):
+        outputs: list[dict] = []
+
+        def staged(rows: dict[str, int]) -> list[tuple[Path, Path]]:
+            outputs.extend({"kind": "table", "name": n, "rows": rows[n]} for n in names)
+            return files(list(outputs)) if files is not None else []
+
+        with atomic_tables(self.backend, names, name, "maxent", sources=[t for t in (rel.qit, rel.st, rel.truth) if t],
+                           files=staged):
             self.backend.execute("maxent_posterior.sql", name=temporary_relation(names[0]), sensitive=p.sensitive,
                                  **common)
             self.backend.execute("maxent_risk.sql", name=temporary_relation(names[1]), per_bucket=False,
@@ -234,8 +248,7 @@ class MaxEnt:
                 rows = [(who, v, pr) for who, dist in result.persons.items() for v, pr in dist.items()]
                 frame = pd.DataFrame(rows, columns=["person", p.sensitive, "probability"])
                 self.backend.create_table_from_frame(temporary_relation(names[3]), frame, temp=False)
-        return [{"kind": "table", "name": n, "rows": int(self.backend.fetchrow("count_rows.sql", relation=n)[0])}
-                for n in names]
+        return outputs
 
 
     def report(self, result: MaxEntResult, outputs: list | None = None) -> dict:

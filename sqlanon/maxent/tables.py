@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ..errors import PolicyError
 from ..templates import temporary_relation
@@ -56,21 +57,27 @@ def output_name(given: str | None, default: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: Sequence[str] = ()):
+def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None, sources: Sequence[str] = (),
+                  files: Callable[[dict[str, int]], list[tuple[Path, Path]]] | None = None):
     """Build each table of `names` under `temporary_relation(name)` inside the block; swap them all in at its end,
     with catalog rows of `kind` for the release `owner`.
 
     Refused before the block runs (ReleaseRefused) when a name is a source (the policy's or one of
     `sources`) or an existing relation the catalog does not show `owner` wrote. On an exception inside
-    the block the temporary tables are dropped and the old tables stay.
+    the block the temporary tables are dropped and the old tables stay. `files` (each table's rows -> the
+    (temporary file, path) pairs it wrote, `files.write_temporary`) runs inside the swap's transaction, as a
+    release's manifest does: a report that cannot be written rolls the tables back; the files are renamed
+    into place once the tables commit.
     """
     from ..catalog import Catalog, Target, check_targets, new_release_id, policy_hash
+    from ..files import remove_temporaries, rename_temporaries
     catalog = Catalog(backend)
     targets = [Target(n, kind) for n in names]
     check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources), name_field="--name",
                   replace=policy.release.replace if policy is not None else True)
     for n in names:
         backend.execute("drop_relation.sql", name=temporary_relation(n), kind="TABLE")   # left by a crashed run
+    staged: list[tuple[Path, Path]] = []
     try:
         yield
         with backend.transaction():
@@ -81,8 +88,12 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
                 t.rows = int(backend.fetchrow("count_rows.sql", relation=t.name)[0])
             catalog.record(owner, targets, release_id=new_release_id(),
                            policy_sha256=policy_hash(policy.normalized()) if policy is not None else None)
+            if files is not None:       # last, still inside the transaction
+                staged.extend(files({t.name: t.rows for t in targets if t.rows is not None}))
     except BaseException:
         for n in names:
             with contextlib.suppress(Exception):
                 backend.execute("drop_relation.sql", name=temporary_relation(n), kind="TABLE")
+        remove_temporaries([tmp for tmp, _ in staged])
         raise
+    rename_temporaries(staged, f"the tables of {owner} are written")
