@@ -756,6 +756,19 @@ def test_an_export_listed_twice_is_refused(ws):
     assert state(ws) == before
 
 
+@pytest.mark.parametrize("json_path", ["same.csv", "sub/../same.csv"])
+def test_a_manifest_at_an_export_path_is_refused(ws, json_path):
+    """`--json out.csv` with `release.export: [out.csv]`: both were renamed into place after the commit, the
+    manifest over the export, while the catalog recorded a 300-row CSV. Refused before the release."""
+    (ws / "sub").mkdir(exist_ok=True)
+    policy = write_policy(ws, export=["same.csv"])
+    before = state(ws)
+    refused(cli("anonymize", policy, "-q", "--json", ws / json_path), "is release.export[0]")
+    assert state(ws) == before
+    assert cli("anonymize", policy, "-q", "--json", ws / "m.json").exit_code == 0
+    assert (ws / "same.csv").read_text().count("\n") > 1 and json.loads((ws / "m.json").read_text())
+
+
 @pytest.mark.parametrize("where", ["NodeChecker", "Lattice"])
 def test_an_interrupt_while_the_run_is_set_up_leaves_no_database_file(ws, monkeypatch, where):
     """The database was closed (and a new file removed) only when the frequency set failed: Ctrl-C while the

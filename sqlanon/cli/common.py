@@ -205,6 +205,11 @@ def manifest_target(run: Anonymization, json_path: str | None, force: bool) -> P
     from ..catalog import check_file_target, protected_files
     path = Path(json_path) if json_path is not None and json_path != "-" else run.default_manifest_path()
     check_output_folder(str(path), "--json")
+    for i, export in enumerate(run.policy.release.export):
+        # both are renamed into place after the commit: the manifest would silently replace the export
+        if Path(export).resolve() == path.resolve():
+            raise UserError(f"--json: {path} is release.export[{i}], which the release writes; give the manifest "
+                            "another path")
     check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
                       force, manifest_ok=True)
     return path
