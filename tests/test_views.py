@@ -463,6 +463,34 @@ def test_status_and_check_report_rows_suppressed_at_read_time_and_unknown_values
     assert "satisfies the policy" in r.output   # what the view shows does; the drift makes the exit code 3
 
 
+@pytest.mark.parametrize("release", ["s.live_rel", "s.live"])
+def test_a_view_in_another_schema_reads_the_source_the_run_judged(tmp_path, release):
+    """The view named its source as the policy wrote it, `live`, which a view resolves in its own schema first:
+    a release `s.live_rel` read the user's `s.live` (other rows, never judged) instead of `main.live`, and a
+    release `s.live` read itself. The view names the table the bare name resolves to when it is released."""
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("base", base_frame())
+    con.execute("CREATE TABLE live AS SELECT * FROM base")
+    con.execute("CREATE SCHEMA s")
+    if release != "s.live":
+        con.execute("CREATE TABLE s.live AS SELECT * FROM base LIMIT 3")
+    con.close()
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy({"database": str(db), "table": "live"}, {"k": 4},
+                                                           name=release), sort_keys=False))
+    r = CliRunner().invoke(main, ["anonymize", str(tmp_path / "p.yaml"), "-q"])
+    assert r.exit_code == 0, r.output
+    con = duckdb.connect(str(db))
+    assert con.execute(f"SELECT COUNT(*) FROM {release}").fetchone()[0] == len(base_frame())
+    con.execute("INSERT INTO s.live SELECT * FROM main.live" if release != "s.live" else "SELECT 1")
+    assert con.execute(f"SELECT COUNT(*) FROM {release}").fetchone()[0] == len(base_frame())
+    con.close()
+
+
 def test_status_renode_sees_that_a_new_search_would_choose_another_node(tmp_path):
     run, sql, _, manifest = _cli_release(tmp_path, {"max_suppressed": 0.5, "renode": True})
     r = run("status", manifest, "--json")

@@ -394,10 +394,25 @@ class DuckDBBackend(Backend):
         return catalog
 
     def view_source(self, source) -> str | None:
+        """The source table by the name it resolves to now, its schema written: a view looks a bare name up in
+        its own schema first, so a release view `s.r` over `people` read `s.people` when there was one (the
+        release's data from a table the run never judged), and `s.people` itself read itself."""
         if source.kind == "table" and (source.database is None or (
                 self.path and source.database.resolve() == self.path.resolve())):
-            return source.table
+            parts = templates.split_name(source.table)
+            return self._qualified(parts[0]) if len(parts) == 1 else source.table
         return None
+
+    def _qualified(self, name: str) -> str:
+        """`name` (unqualified) with the schema (and catalog, when not the current one) it resolves to through
+        the search path; `name` as it is when it resolves to nothing (the caller's check then says so)."""
+        searched, current = self.fetchrow("search_path.sql")
+        for entry in list(searched or []) or [current]:
+            catalog, schema = [None, *templates.split_name(entry)][-2:]
+            if self.fetchone("relation_kind.sql", [catalog, schema, name], fold=True):
+                parts = [catalog, schema, name] if catalog else [schema, name]
+                return ".".join('"' + str(p).replace('"', '""') + '"' for p in parts)
+        return name
 
     # -- exports --------------------------------------------------------------------------------
     def export(self, relation: str, path: Path, fmt: str) -> None:
