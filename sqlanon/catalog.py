@@ -395,9 +395,11 @@ def release_name(manifest: dict) -> str | None:
 
 
 def check_file_target(path: Path, what: str, protected: dict[Path, str], owned: dict[str, Entry],
-                      release: str, force: bool, manifest_ok: bool = False) -> None:
+                      release: str, force: bool, manifest_ok: bool = False, forcible: bool = True) -> None:
     """Refuse to overwrite a protected file, a manifest (for the manifest itself: another release's), or an
-    existing file the catalog does not show this release wrote (unless `force`)."""
+    existing file the catalog does not show this release wrote (unless `force`; `forcible`: whether the
+    command has --force to suggest)."""
+    force_hint = " (pass --force to replace it)" if forcible else ""
     p = Path(path).resolve()
     if p in protected:
         raise ReleaseRefused(f"refusing to write {what} {path}: it is {protected[p]}; choose another path")
@@ -409,11 +411,12 @@ def check_file_target(path: Path, what: str, protected: dict[Path, str], owned: 
         if manifest_ok and (force or manifest_release(p) == release):
             return
         raise ReleaseRefused(f"refusing to overwrite {path} with {what}: it is a sqlanon manifest"
-                             + ("" if not manifest_ok else " of another release (pass --force to replace it)")
+                             + ("" if not manifest_ok else " of another release" + force_hint)
                              + "; choose another path")
     if force:
         return
     e = owned.get(str(p))
     if e is None or e.release != release:
         raise ReleaseRefused(f"refusing to overwrite {path} ({what}): sqlanon did not write it for release "
-                             f"{release} (per {CATALOG}); choose another path, remove it, or pass --force")
+                             f"{release} (per {CATALOG}); choose another path"
+                             + (", remove it, or pass --force" if forcible else " or remove it"))

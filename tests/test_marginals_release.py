@@ -70,6 +70,13 @@ def _hospital_like(privacy=None, **release):
     ({"entity_key": "c"}, "entity_key"),
     ({"privacy": {"k": 2, "max_suppression": 0.1}}, "privacy.max_suppression"),
     ({"privacy": {"k": 2, "t_closeness": {"t": 0.3}}}, "privacy.t_closeness"),
+    # every other model named as the policy names it (each was reported as privacy.t_closeness), and k-map's k,
+    # of the population, never taken for the k of k-link anonymity (it silently lowered the policy's k: 4 -> 3)
+    ({"privacy": {"k": 4, "k_map": {"k": 3, "sampling_fraction": 0.5}}}, "privacy.k_map"),
+    ({"privacy": {"k": 2, "average_risk": 0.5}}, "privacy.average_risk"),
+    ({"privacy": {"k": 2, "records_at_risk": {"threshold": 0.5, "max_fraction": 0.1}}}, "privacy.records_at_risk"),
+    ({"privacy": {"k": 2, "beta_likeness": {"beta": 1.0}}}, "privacy.beta_likeness"),
+    ({"privacy": {"k": 2, "delta_disclosure": {"delta": 1.5}}}, "privacy.delta_disclosure"),
     ({"privacy": {"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3, "dont_care": ["p"]}}},
      "privacy.l_diversity"),
 ])
@@ -386,6 +393,25 @@ def test_cli_refuses_a_leaking_collection_with_exit_3_and_writes_nothing(tmp_pat
     assert r.exit_code == 3, r.output
     assert "not private" in r.output and "zip=13053" in r.output
     assert _relations(db) == ["patients"]
+
+
+def test_the_report_of_a_refused_run_is_replaced_by_the_next_release(tmp_path):
+    """A refused run writes its report to --json; the next run that releases replaced nothing there: "refusing
+    to overwrite ...: sqlanon did not write it ... or pass --force", an option marginals does not have."""
+    out = tmp_path / "m.json"
+    path, db = _write_fig1(tmp_path, [{"attributes": {"zip": 0, "condition": 0}}])
+    r = CliRunner().invoke(main, ["marginals", str(path), "--start", "zip=1,age=3", "--json", str(out), "-q"])
+    assert r.exit_code == 3 and json.loads(out.read_text())["sqlanon_report"].endswith("marginals")
+    (tmp_path / "b").mkdir()
+    path, db = _write_fig1(tmp_path / "b", [{"attributes": {"zip": 0}, "name": "zips"}])
+    r = CliRunner().invoke(main, ["marginals", str(path), "--start", "zip=1,age=3", "--json", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["marginals"]["privacy"]["satisfied"]
+    other = tmp_path / "other.json"
+    other.write_text("{}")              # a file sqlanon did not write: refused, and no --force suggested
+    r = CliRunner().invoke(main, ["marginals", str(path), "--start", "zip=1,age=3", "--json", str(other), "-q"])
+    assert r.exit_code == 2 and "sqlanon did not write it" in r.output and "--force" not in r.output, r.output
+    assert other.read_text() == "{}"
 
 
 def test_cli_releases_policy_marginals_and_writes_the_manifest(tmp_path):

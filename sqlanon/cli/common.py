@@ -210,8 +210,11 @@ def manifest_target(run: Anonymization, json_path: str | None, force: bool) -> P
         if Path(export).resolve() == path.resolve():
             raise UserError(f"--json: {path} is release.export[{i}], which the release writes; give the manifest "
                             "another path")
+    ctx = click.get_current_context(silent=True)
+    forcible = ctx is None or any(p.name == "force" for p in ctx.command.params)
+    # a JSON report sqlanon wrote there (a run that released nothing) is replaced, as write_json would
     check_file_target(path, "the manifest", protected_files(run.policy, run.backend), {}, run.policy.release.name,
-                      force, manifest_ok=True)
+                      force or (path.is_file() and is_report(path)), manifest_ok=True, forcible=forcible)
     return path
 
 

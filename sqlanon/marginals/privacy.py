@@ -68,6 +68,7 @@ import pandas as pd
 
 from ..errors import PolicyError
 from ..models.base import Criterion
+from ..models.kanonymity import KAnonymity
 from ..models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from . import structure
 from .collection import Collection, Marginal, Schema
@@ -82,6 +83,11 @@ HULL_MAX_GROUPS = 64
 
 # --------------------------------------------------------------------------------------------------
 # the policy's models, as they apply to marginals
+
+# the policy key of each model marginals do not define, by the criterion's name
+NOT_FOR_MARGINALS = {"t-closeness": "t_closeness", "beta_likeness": "beta_likeness",
+                     "delta_disclosure": "delta_disclosure", "k-map": "k_map", "delta-presence": "delta_presence",
+                     "average_risk": "average_risk", "records_at_risk": "records_at_risk"}
 
 @dataclass
 class MarginalPrivacy:
@@ -98,8 +104,8 @@ class MarginalPrivacy:
     def from_criteria(cls, criteria, max_sensitive: int = 3, relaxation: float | None = None) -> MarginalPrivacy:
         k, div = 1, None
         for c in criteria:
-            if hasattr(c, "k"):
-                k = int(c.k)
+            if type(c) is KAnonymity:       # not a subclass: k-map's k is of the population (KMapEstimated)
+                k = max(k, int(c.k))
             elif isinstance(c, (DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity)):
                 if getattr(c, "dont_care_codes", ()) or getattr(c, "npd", None) is not None:
                     raise PolicyError("privacy.l_diversity", "anonymized marginals check plain distinct, entropy or "
@@ -109,10 +115,11 @@ class MarginalPrivacy:
                     raise PolicyError("privacy.l_diversity.attribute", "anonymized marginals have one sensitive "
                                       "attribute; name it instead of 'all'")
                 div = c
-            else:
-                raise PolicyError("privacy.t_closeness", "is not defined for anonymized marginals (Kifer & Gehrke "
-                                  "define k-link, k-combinatorial and maxent l-diversity); remove it to release "
-                                  "marginals")
+            else:       # named as the policy names it: every model but those three was reported as t_closeness
+                key = NOT_FOR_MARGINALS.get(c.name, c.name.replace("-", "_"))
+                raise PolicyError(f"privacy.{key}", "is not defined for anonymized marginals (Kifer & Gehrke "
+                                  "define k-link, k-combinatorial and maxent l-diversity, from the policy's k and "
+                                  "l_diversity); remove it to release marginals")
         if isinstance(max_sensitive, bool) or not isinstance(max_sensitive, int) or max_sensitive < 1:
             raise PolicyError("--max-sensitive", f"must be an integer >= 1; got {max_sensitive!r}")
         if relaxation is not None:
