@@ -50,6 +50,10 @@ def test_journalist_on_hand_computed_pairs():
     assert j["journalist"]["max"] == pytest.approx(1 / 2)
     assert j["journalist"]["average"] == pytest.approx((1 / 4 + 2 / 2 + 3 / 10) / 6)
     assert j["journalist"]["records_at_risk"] == pytest.approx((1 + 2) / 6)      # F = 4 and 2 are < 5
+    # the journalist average is the larger of |J| / sum F and the marketer's mean of f / F (El Emam; ARX): here
+    # 2 classes over 6 population people, 1/3, against (1/2 + 3/4) / 4 = 0.3125, which alone understated it
+    j2 = measures.journalist([1, 3], [2, 4], [1, 1])
+    assert j2["journalist"]["average"] == pytest.approx(1 / 3) and j2["marketer"] == pytest.approx(0.3125)
     assert j["marketer"] == pytest.approx((1 / 4 + 1 + 0.3) / 6)
     assert j["k_map"] == 2
     assert j["delta_presence"] == pytest.approx({"min": 0.25, "max": 1.0})     # f/F: .25, 1, .3
@@ -287,10 +291,42 @@ def test_risk_command_json_and_bad_input(tmp_path):
                          (["--population-size", "inf"], "--population-size: must be a finite number"),
                          (["--population-size", "1e400"], "--population-size: must be a finite number"),
                          (["--population-size", "100"], "--population-size: 100 is smaller than the table (45,222 "
-                                                        "rows)")]:
+                                                        "rows)"),
+                         # rows / f infinite: an OverflowError traceback; a population of 1e308 estimated 0 uniques
+                         (["--sampling-fraction", "1e-320"], "--sampling-fraction: the population would be inf"),
+                         (["--population-size", "1e308"], "--population-size: the population would be 1e+308")]:
         r = CliRunner().invoke(main, ["risk", str(path), *args])
         assert r.exit_code == 2, (args, r.output)
         assert needle in r.output and "Traceback" not in r.output
+
+
+def test_a_population_size_is_a_whole_number_of_people(tmp_path):
+    """N was used unrounded by the estimators and rounded in the report: 17.1 population uniques "of 17"."""
+    path = _policy_file(tmp_path)
+    got = {}
+    for size in ("50000.4", "50000"):
+        r = CliRunner().invoke(main, ["risk", str(path), "--population-size", size, "--json", "-"])
+        assert r.exit_code == 0, r.output
+        got[size] = json.loads(r.output)["population_uniques"]
+    assert got["50000.4"] == got["50000"] and got["50000"]["population_size"] == 50000
+
+
+def test_an_entity_key_with_nulls_is_refused_in_one_line(tmp_path):
+    """COUNT(DISTINCT key) skips NULLs: a class of NULL keys counted 0 persons (ZeroDivisionError traceback) and
+    NULL keys in a class were dropped. Refused, as anonymize refuses them, for the source and for --table."""
+    import duckdb
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 'a', 'x'), (2, 'a', 'y'), (NULL, 'b', 'x')) v(pid, g, s)")
+    con.close()
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"source": {"database": str(db), "table": "t"}, "entity_key": "pid",
+                                    "quasi_identifiers": {"g": {"hierarchy": "suppress"}}, "sensitive": ["s"],
+                                    "privacy": {"k": 1}}))
+    for extra in ([], ["--table", "t"]):
+        r = CliRunner().invoke(main, ["risk", str(path), *extra])
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert "column 'pid' (the entity key) has 1 NULL value(s)" in r.output
 
 
 def test_risk_of_a_collated_source_or_population_is_refused(tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..catalog import column_named
 from ..engine import Backend
-from ..errors import UserError
+from ..errors import DataError, UserError
 from . import estimators, measures
 
 
@@ -81,6 +81,23 @@ def population_pairs(backend: Backend, relation: str, keys: list[Key], populatio
             np.asarray(data["classes"], dtype=np.int64))
 
 
+# the largest population the estimators accept: more than ten times the world's people (Zayatz's log-binomials lose
+# precision beyond about 1e12)
+MAX_POPULATION = 1e11
+
+
+def _refuse_null_entity(backend: Backend, relation: str, entity: str | None) -> None:
+    """Persons are counted by their entity key, so none may be NULL (as `FrequencySet.prepare` requires of the
+    source): a class of NULL keys counted 0 persons (a division by zero) and NULL keys in a class were dropped."""
+    if entity is None:
+        return
+    nulls = int(backend.fetchrow("risk_entity_nulls.sql", relation=relation, entity=entity)[0])
+    if nulls:
+        where = "the source" if relation.startswith("__sqlanon") else relation      # not a work view's name
+        raise DataError(f"column '{entity}' (the entity key) has {nulls:,} NULL value(s) in {where}; every person "
+                        "needs a key to be counted: filter those rows out or fill the key")
+
+
 def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str | None = None,
                 threshold: float = measures.DEFAULT_THRESHOLD, population_size: float | None = None,
                 sampling_fraction: float | None = None, population: str | None = None,
@@ -94,6 +111,7 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     delta_presence {min, max} (`sqlanon.risk.measures.journalist`). Keys the
     inputs do not allow are None.
     """
+    _refuse_null_entity(backend, relation, entity)
     work = classes_table(backend, relation, keys, entity)
     sizes, classes = histogram(backend, relation, keys, entity, work)
     out = measures.summary(sizes, classes, threshold)
@@ -109,6 +127,7 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
         # persons, as the table counts them, when the population holds the entity key (else its rows are persons)
         pop_entity = (column_named(backend, [c for c, _ in backend.columns(population)], entity)
                       if entity is not None else None)
+        _refuse_null_entity(backend, population, pop_entity)
         f, F, c = population_pairs(backend, relation, keys, population, population_keys or keys, entity, work,
                                    pop_entity)
         if len(F) and not np.any(np.asarray(F) > 0):
@@ -128,6 +147,14 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
                                float(backend.fetchrow("count_rows.sql", relation=population)[0]))
     if sampling_fraction is not None:
         population_size = out["rows"] / float(sampling_fraction)
+    if population_size is not None:
+        if not population_size <= MAX_POPULATION:      # inf from a tiny fraction was an OverflowError traceback
+            option = "--sampling-fraction" if sampling_fraction is not None else "--population-size"
+            raise UserError(f"{option}: the population would be {population_size:.3g} people, more than "
+                            f"{MAX_POPULATION:.0e}; give the size of a real population")
+        # people are whole: rounded once (as ARX's population model does), so the estimators and the report
+        # use the same N (17.1 population uniques were reported of a population of 17)
+        population_size = float(round(population_size))
     if population_size is not None and out["rows"]:
         out["population_uniques"] = estimators.population_uniques(sizes, classes, max(float(population_size),
                                                                                       float(out["rows"])))

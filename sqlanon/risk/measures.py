@@ -59,6 +59,10 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
                population_classes: int | None = None) -> dict:
     """Journalist and marketer risk against a population: (f, F, number of classes) triples.
 
+    The journalist's average risk is max(|J| / sum_j F_j, sum_j (f_j / F_j) / n) over the sample's classes J
+    (El Emam, "Guide to the De-Identification of Personal Health Information", 2013, the journalist
+    attack; ARX's `RiskModelSampleSummary` computes the same); the second term alone is the marketer risk.
+
     F below f (the population lacks some of the sample's people) is raised to f: the sample is part of
     the population, so its classes there are at least as large; how many classes needed it is reported
     as ``population_smaller`` (a population table that does not contain the sample).
@@ -82,7 +86,10 @@ def journalist(sample_sizes, population_sizes, classes, threshold: float = DEFAU
     risky = at_risk(F, threshold)
     return {
         "journalist": {"max": 1.0 / float(F.min()) if len(F) else 0.0,
-                       "average": float((f * c / F).sum()) / rows if rows else 0.0,
+                       # El Emam's (and ARX's) average: the larger of classes over their population people
+                       # and the marketer's mean of f / F (the latter alone understated it)
+                       "average": max(float(c.sum()) / float((F * c).sum()), float((f * c / F).sum()) / rows)
+                       if rows else 0.0,
                        "records_at_risk": float((f[risky] * c[risky]).sum()) / rows if rows else 0.0,
                        "threshold": threshold, "population_smaller": smaller},
         "marketer": float((f * c / F).sum()) / rows if rows else 0.0,
