@@ -419,4 +419,4 @@ def check_file_target(path: Path, what: str, protected: dict[Path, str], owned: 
     if e is None or e.release != release:
         raise ReleaseRefused(f"refusing to overwrite {path} ({what}): sqlanon did not write it for release "
                              f"{release} (per {CATALOG}); choose another path"
-                             + (", remove it, or pass --force" if forcible else " or remove it"))
+                             + (", remove it, or pass --force" if forcible else ", or remove it"))

@@ -724,6 +724,38 @@ def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
     assert "rel" not in _pg_tables(postgres)              # nothing in the current schema
 
 
+def test_postgres_names_resolve_through_the_search_path(postgres, tmp_path, monkeypatch):
+    """With a schema of its own first on the search_path (the default "$user", public), the ownership check looked
+    for the release's names in current_schema() only, and the DROP ... IF EXISTS of a view release's CREATE OR
+    REPLACE resolved them through the whole path: a user's public.r and public.r__map_0 were dropped, exit 0; and
+    a source table in public was "does not exist (schema sq)". Now both resolve as PostgreSQL resolves them."""
+    import psycopg
+    monkeypatch.setenv("SQLANON_TEST_PG_DSN_SQ", postgres.main_dsn + "?options=-csearch_path%3Dsq%2Cpublic")
+    with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+        con.execute("CREATE SCHEMA sq")
+        con.execute("CREATE VIEW public.r AS SELECT 'dashboard' AS note")
+        con.execute("CREATE TABLE public.r__map_0 AS SELECT 'user table' AS note")
+    try:
+        for name, kind in (("r", "view"), ("r", "table"), ("r__map_0", "table")):
+            policy = dict(_hospital_policy("postgres", {"k": 4}, name=name, materialize=kind),
+                          source={"engine": "postgres", "dsn_env": "SQLANON_TEST_PG_DSN_SQ", "table": "hospital"})
+            _one_line_error(_cli(["anonymize", _write_policy(tmp_path, policy), "-q"]), "refusing to replace")
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            assert con.execute("SELECT note FROM public.r").fetchall() == [("dashboard",)]
+            assert con.execute("SELECT note FROM public.r__map_0").fetchall() == [("user table",)]
+        # a name free on the whole path: released into sq, the source read from public
+        policy = dict(_hospital_policy("postgres", {"k": 4}, name="rel_sq", materialize="view"),
+                      source={"engine": "postgres", "dsn_env": "SQLANON_TEST_PG_DSN_SQ", "table": "hospital"})
+        assert _cli(["anonymize", _write_policy(tmp_path, policy), "-q"]).exit_code == 0
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            assert con.execute("SELECT COUNT(*) FROM sq.rel_sq").fetchone()[0] > 0
+    finally:
+        with psycopg.connect(postgres.main_dsn, autocommit=True) as con:
+            con.execute("DROP SCHEMA sq CASCADE")
+            con.execute("DROP VIEW public.r")
+            con.execute("DROP TABLE public.r__map_0")
+
+
 @pytest.mark.parametrize("engine", ["postgres", "spark"])
 def test_source_query_is_one_select(request, engine, tmp_path):
     """A second statement after the SELECT (or no SELECT at all) is refused before anything runs."""

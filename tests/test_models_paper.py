@@ -388,3 +388,18 @@ def test_each_recursive_variant_reports_its_own_c_star_and_achieved_l(criterion,
     assert got.keys() == expected.keys()
     for key, value in expected.items():
         assert got[key] == pytest.approx(value), key
+
+
+@pytest.mark.parametrize("sizes, counts, totals, key, exact, bound", [
+    # one class of 1000 / 1000 / 1001: exp(H) = 2.9999997, entropy 3-diversity fails; plain rounding reported 3
+    ([3001], [[1000, 1000, 1001]], [1000, 1000, 1001], "l_entropy", 2.9999997, 3.0),
+    # 157 A + 150 B and 250 A + 750 B: EMD 157/307 - 407/1307 = 0.2000005 > 0.2; plain rounding reported 0.2
+    ([307, 1000], [[157, 150], [250, 750]], [407, 900], "t_equal", 157 / 307 - 407 / 1307, 0.2),
+])
+def test_a_reported_value_never_claims_the_level_the_table_misses(sizes, counts, totals, key, exact, bound):
+    """The manifest's and check's achieved l and t, to 6 decimals, on the safe side of the true value."""
+    from sqlanon.models.profile import achieved_profile
+    domain = SensitiveDomain("s", tuple("ABC"[:len(totals)]), totals=np.array(totals))
+    got = achieved_profile(np.array(sizes), {"s": np.array(counts)}, {"s": domain})[key]
+    assert got == pytest.approx(exact, abs=1e-6)
+    assert (got < bound) if key == "l_entropy" else (got > bound)

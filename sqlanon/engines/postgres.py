@@ -29,7 +29,7 @@ import numpy as np
 from .. import templates
 from ..errors import DataError, PolicyError
 from . import dialects
-from .base import ARRAY_SUFFIX, SOURCE_VIEW, Backend, as_pandas, frame_columns, name_parts, source_select
+from .base import ARRAY_SUFFIX, SOURCE_VIEW, Backend, as_pandas, frame_columns, source_select
 
 _TYPES = {"smallint": "SMALLINT", "integer": "INTEGER", "bigint": "BIGINT", "real": "FLOAT",
           "double precision": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE", "text": "VARCHAR",
@@ -247,7 +247,9 @@ class PostgresBackend(Backend):
         return super().may_collate(ARRAY_SUFFIX.sub("", type_name))
 
     def relation_kind(self, name: str) -> str | None:
-        row = self.fetchone("relation_kind.sql", name_parts(name), fold=False)
+        """The kind of the relation `name` resolves to, through the search_path when unqualified (see
+        relation_kind_postgres.sql)."""
+        row = self.fetchone("relation_kind_postgres.sql", [templates.relation(name)])
         return row[0] if row and row[0] else None
 
     def temporary_tables(self) -> list[str]:

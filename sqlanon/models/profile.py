@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import Criterion, SensitiveDomain
-from .ldiversity import RecursiveCLDiversity, block_entropy, distinct_values, recursive_c_star
+from .ldiversity import TOL, RecursiveCLDiversity, block_entropy, distinct_values, recursive_c_star
 from .risk import TableCriterion
 from .tcloseness import TCloseness
 
@@ -52,7 +52,7 @@ def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: 
     >>> disease = SensitiveDomain("disease", ("Cancer", "Flu"), totals=np.array([3, 3]))
     >>> p = achieved_profile(np.array([3, 3]), {"disease": np.array([[1, 2], [2, 1]])}, {"disease": disease})
     >>> p["k"], p["l_distinct"], p["l_entropy"], p["recursive_c"], p["t_equal"]   # exp(H(1/3, 2/3)); 2 < c * 1
-    (3, 2, 1.889882, 2.0, 0.166667)
+    (3, 2, 1.889881, 2.0, 0.166667)
     """
     out: dict = {"k": int(sizes.min()) if len(sizes) else 0, "classes": int(len(sizes))}
     for c in criteria:     # table-level models (average risk, records at risk) report on the class sizes
@@ -65,19 +65,37 @@ def achieved_profile(sizes: np.ndarray, counts: dict[str, np.ndarray], domains: 
         l = next((c.l for c in criteria if isinstance(c, RecursiveCLDiversity) and c.sensitive == name), 2)
         if len(mat):
             out[prefix + "l_distinct"] = int(distinct_values(mat).min())
-            out[prefix + "l_entropy"] = round(float(np.exp(block_entropy(mat).min())), 6)
+            out[prefix + "l_entropy"] = reported(float(np.exp(block_entropy(mat).min())), down=True)
             out[prefix + "recursive_c"] = _finite(float(recursive_c_star(mat, l).max()))
             out[prefix + "recursive_c_at_l"] = int(l)
         distances = ["equal"] + (["ordered"] if domain.numeric and domain.size > 1 else []) + \
             (["hierarchical"] if domain.levels is not None else [])
         for d in distances:
-            out[prefix + f"t_{d}"] = round(TCloseness(1.0, d, domain).achieved(mat)[f"t_{d}"], 6)
+            out[prefix + f"t_{d}"] = reported(TCloseness(1.0, d, domain).achieved(mat)[f"t_{d}"], down=False)
         for c in criteria:
             # a criterion whose keys the profile set above adds nothing (`achieved_in_profile`): not run again
             if c.needs_sensitive and c.sensitive == name and not (len(mat) and c.achieved_in_profile()):
                 for key, value in c.achieved(mat).items():
                     out.setdefault(prefix + key, _finite(value) if isinstance(value, float) else value)
     return out
+
+
+def reported(value: float, down: bool) -> float:
+    """`value` to 6 decimals for a report, never on the side that claims more privacy than the table has: an
+    achieved l (more is more private) is not rounded up, an achieved t (less is more private) not down, beyond
+    the models' tolerance (`ldiversity.TOL`). Plain rounding reported l_entropy 3 for 2.9999997 beside "does NOT
+    satisfy l = 3", and t 0.2 for 0.2000005.
+
+    Examples:
+        >>> reported(2.9999997, down=True), reported(2.0 - 4e-16, down=True), reported(0.2000005, down=False)
+        (2.999999, 2.0, 0.200001)
+    """
+    r = round(value, 6)
+    if down and r > value * (1 + TOL):
+        return math.floor(value * 1e6) / 1e6
+    if not down and r < value * (1 - TOL):
+        return math.ceil(value * 1e6) / 1e6
+    return r
 
 
 # How `achieved_profile_in_chunks` combines one key's values over chunks of blocks (the key without its
