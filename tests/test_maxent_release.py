@@ -450,6 +450,47 @@ def test_a_json_file_that_cannot_be_written_rolls_the_tables_back(tmp_path, monk
     assert json.loads(out.read_text())
 
 
+def test_maxent_refuses_what_it_cannot_measure_or_write(tmp_path):
+    """A node that fails the policy (its failing classes were dropped beyond the budget: a release that cannot
+    exist, its riskiest classes left out), --json and --manifest at one place (the second replaced the first; on
+    stdout two JSON documents), and a column named like an output column (DuckDB renamed ours probability_1)."""
+    path, db = _policy(tmp_path)
+    cases = [(["--node", "zip_code=0,age=2,nationality=1", "--no-write"],
+              "zip_code=0,age=2,nationality=1 does not satisfy the policy"),
+             (["--json", tmp_path / "same.json", "--manifest", tmp_path / "same.json"], "both name"),
+             (["--json", "-", "--manifest", "-", "--no-write"], "both print on stdout")]
+    for args, needle in cases:
+        r = CliRunner().invoke(main, ["maxent", str(path), *[str(a) for a in args]])
+        assert r.exit_code == 2 and needle in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    r = CliRunner().invoke(main, ["attack", str(path), "--json", "-", "--manifest", "-"])
+    assert r.exit_code == 2 and "both print on stdout" in r.output, r.output
+    assert not (tmp_path / "same.json").exists()
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE hospital RENAME COLUMN condition TO Probability")
+    con.close()
+    policy = yaml.safe_load(path.read_text())
+    policy["sensitive"] = ["Probability"]
+    path.write_text(yaml.safe_dump(policy))
+    r = CliRunner().invoke(main, ["maxent", str(path), "--name", "pm"])
+    assert r.exit_code == 2 and "column 'Probability' has the name of a column of maxent's output" in r.output
+    assert CliRunner().invoke(main, ["maxent", str(path), "--no-write", "-q"]).exit_code == 0
+
+
+def test_a_table_an_earlier_write_made_and_this_one_does_not_is_dropped(tmp_path):
+    """bucketize --no-private after a bucketize with its private table left the old NAME_private, which maxent then
+    joined to the new buckets as their original records (a wrong estimation accuracy)."""
+    path, db = _policy(tmp_path)
+    assert _run(["bucketize", path, "--l", "3", "--name", "hz", "-q"]).exit_code == 0
+    assert _run(["bucketize", path, "--l", "3", "--name", "hz", "--no-private", "--seed", "other", "-q"]).exit_code == 0
+    con = duckdb.connect(str(db))
+    names = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    dropped = con.execute("SELECT name FROM sqlanon_releases WHERE kind = 'dropped'").fetchall()
+    con.close()
+    assert {"hz_qit", "hz_st"} <= names and "hz_private" not in names and dropped == [("hz_private",)]
+    r = _run(["maxent", path, "--buckets", "hz", "--no-write", "--json", "-"])
+    assert r.exit_code == 0 and json.loads(r.output)["accuracy"] is None
+
+
 def test_cli_infeasible_knowledge_is_one_line_and_exit_2(tmp_path):
     path, db = _policy(tmp_path)
     know = tmp_path / "bad.yaml"

@@ -106,6 +106,19 @@ def write_json(data: Any, path: str | None, keep: Iterable[str | Path] = (), man
         write_atomically(Path(path), _file_json(data))
 
 
+def refuse_one_output_twice(json_path: str | None, manifest_path: str | None) -> None:
+    """--json and --manifest at one place: two JSON documents on stdout (no longer JSON), or one file written twice,
+    the second replacing the first. Refused before any work."""
+    if json_path is None or manifest_path is None:
+        return
+    if json_path == manifest_path == "-":
+        raise PolicyError("--json/--manifest", "both print on stdout, which would hold two JSON documents; write one "
+                          "of them to a file")
+    if "-" not in (json_path, manifest_path) and Path(json_path).resolve() == Path(manifest_path).resolve():
+        raise PolicyError("--json/--manifest", f"both name {json_path}, and the second would replace the first; "
+                          "give them two paths")
+
+
 def stage_json(data: Any, path: str, keep: Iterable[str | Path] = (), manifest_of: str | None = None
                ) -> tuple[Path, Path]:
     """`write_json` into a file, but into a temporary one beside it (`files.write_temporary`), returned with the

@@ -18,6 +18,7 @@ from .common import (
     parse_node,
     progress_for,
     refuse_non_json,
+    refuse_one_output_twice,
     table_run,
     user_errors,
     write_json,
@@ -99,6 +100,7 @@ def attack(policy, db, node, minimal, table, which, threshold, sensitive, groups
         raise PolicyError("--threshold", f"must be a share in (0, 1], for example 0.95; got {threshold}")
     if manifest_path and (table or minimal):
         raise PolicyError("--manifest", "applies to the release of a policy (or --node), not to --table or --minimal")
+    refuse_one_output_twice(json_path, manifest_path)
     reads = [policy] + ([groups] if groups else [])
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path), keep=reads)      # before the work; --manifest once the release is known

@@ -15,7 +15,15 @@ from pathlib import Path
 import click
 
 from ..errors import PolicyError
-from .common import parse_node, progress_for, refuse_non_json, stage_json, user_errors, write_json
+from .common import (
+    parse_node,
+    progress_for,
+    refuse_non_json,
+    refuse_one_output_twice,
+    stage_json,
+    user_errors,
+    write_json,
+)
 
 COMMANDS: list = []
 
@@ -114,6 +122,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
             raise PolicyError(opt, f"must be from {low} to {RULES_LIMIT:,}; got {v}")
     if tolerance is not None:       # before the release is built
         check_tolerance(tolerance)
+    refuse_one_output_twice(json_path, manifest_path)
     reads = [policy] + ([knowledge] if knowledge else [])
     if json_path not in (None, "-"):
         refuse_non_json(Path(json_path), keep=reads)      # before any table is written

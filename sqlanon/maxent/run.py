@@ -33,6 +33,11 @@ from .rules import MinedRule, mine_rules
 from .solver import DEFAULT_TOLERANCE, Solution, solve
 from .tables import atomic_tables, check_name, reserved_column
 
+# the columns `MaxEnt.write` adds to the quasi-identifiers and the sensitive attribute (maxent_posterior.sql,
+# maxent_risk.sql, the persons table)
+OUTPUT_COLUMNS = ("probability", "baseline", "bucket", "records", "top_value", "max_probability", "entropy",
+                  "baseline_top_value", "baseline_max_probability", "baseline_entropy", "person")
+
 
 @dataclass
 class MaxEntResult:
@@ -225,6 +230,12 @@ class MaxEnt:
         (`tables.atomic_tables`)."""
         check_name(name, "--name")
         p, t = self.problem, self.problem.tables
+        for field_name, columns in (("quasi_identifiers", p.attributes), ("sensitive", [p.sensitive])):
+            for c in columns:
+                if c.lower() in OUTPUT_COLUMNS:     # DuckDB renamed ours silently (probability_1), PostgreSQL fails
+                    raise PolicyError(field_name, f"column '{c}' has the name of a column of maxent's output tables "
+                                      f"({', '.join(OUTPUT_COLUMNS)}, in any case); rename it in a source query, or "
+                                      "give --no-write")
         est = self._estimate_table(result)
         cols = list(zip(p.attributes, t["maps"]))
         names = [name, f"{name}_qi", f"{name}_individuals"] + ([f"{name}_persons"] if result.persons else [])
@@ -348,6 +359,12 @@ def open_release(policy, buckets: str | None = None, node: dict | None = None, d
         else:
             levels = run.use_node(node).levels
         result = run.checker.evaluate(levels)
+        if not result.satisfied:
+            # its failing classes would be dropped beyond the budget, and they are the riskiest: a release that
+            # cannot exist, its risk understated
+            node_text = ",".join(f"{k}={v}" for k, v in levels.items())
+            raise PolicyError("--node", f"{node_text} does not satisfy the policy, so no release of it exists to "
+                              f"measure; give a node that does (sqlanon check POLICY --node {node_text} tells why)")
         mine = free_prefix(run.backend, PREFIX)       # another open release's tables keep theirs
         supp = run.fs.create_suppressed_table(result, name=f"{mine}_suppressed")
         rows, st = f"{mine}_released", f"{mine}_blocks"

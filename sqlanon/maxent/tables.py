@@ -69,12 +69,16 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
     release's manifest does: a report that cannot be written rolls the tables back; the files are renamed
     into place once the tables commit.
     """
-    from ..catalog import Catalog, Target, check_targets, new_release_id, policy_hash
+    from ..catalog import Catalog, Target, check_targets, leftovers, new_release_id, policy_hash
     from ..files import remove_temporaries, rename_temporaries
+    from ..release import _drop_stale
     catalog = Catalog(backend)
     targets = [Target(n, kind) for n in names]
     check_targets(backend, policy, owner, targets, catalog=catalog, sources=list(sources), name_field="--name",
                   replace=policy.release.replace if policy is not None else True)
+    # tables an earlier write of `owner` made and this one does not (NAME_private after --no-private, NAME_persons
+    # without persons): dropped in the swap, or maxent read a stale private table as this release's original
+    stale = leftovers(catalog, owner, targets, (kind,))
     for n in names:
         backend.execute("drop_relation.sql", name=temporary_relation(n), kind="TABLE")   # left by a crashed run
     staged: list[tuple[Path, Path]] = []
@@ -84,10 +88,12 @@ def atomic_tables(backend, names: list[str], owner: str, kind: str, policy=None,
             for n in names:
                 backend.drop_relation(n)
                 backend.execute("rename_table.sql", old=temporary_relation(n), new=n)
+            _drop_stale(backend, catalog, stale)
             for t in targets:
                 t.rows = int(backend.fetchrow("count_rows.sql", relation=t.name)[0])
             catalog.record(owner, targets, release_id=new_release_id(),
-                           policy_sha256=policy_hash(policy.normalized()) if policy is not None else None)
+                           policy_sha256=policy_hash(policy.normalized()) if policy is not None else None,
+                           dropped=stale)
             if files is not None:       # last, still inside the transaction
                 staged.extend(files({t.name: t.rows for t in targets if t.rows is not None}))
     except BaseException:
