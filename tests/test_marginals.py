@@ -24,6 +24,7 @@ from sqlanon.marginals.estimate import closed_form_dense, estimate_cells, ipf, k
 from sqlanon.marginals.privacy import (
     cell_bounds,
     check_privacy,
+    combinatorial_upper,
     k_combinatorial,
     k_link,
     maxent_l_diversity,
@@ -424,7 +425,93 @@ def test_k_link_is_the_smallest_non_sensitive_marginal_count(small):
                 if cols:
                     want = min(want, int(pd.concat(cols, axis=1).value_counts().min()))
             assert k_link(coll, ms.counts) == want
-            assert k_combinatorial(coll, ms.counts)[0] == want   # the same for decomposable collections
+
+
+def _cell_maxima_by_milp(ms: Marginals, coll: Collection) -> dict[tuple, int]:
+    """The reference for Def. 3.2: per non-sensitive cell t (codes at the collection's finest levels), the largest
+    T(t) of any integer table, over the base values of every attribute and the sensitive one, whose marginals
+    equal every released marginal (its sensitive column too): one integer program per cell (scipy's milp)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    s = ms.schema
+    attrs = [a for a in s.attributes if any(a in m for m in coll.marginals)]
+    shape = [s.labels(a, 0) for a in attrs]
+    grid = np.array(list(itertools.product(*[range(n) for n in shape])), dtype=np.int64).reshape(-1, len(attrs))
+    rows, want = [], []
+    for m in coll.marginals:
+        dense = ms.counts.dense(m)
+        idx = tuple(s.up(a, 0, lvl)[grid[:, attrs.index(a)]] for a, lvl in m.levels)
+        flat = np.ravel_multi_index(idx, dense.shape) if idx else np.zeros(len(grid), dtype=np.int64)
+        for cell in range(dense.size):
+            rows.append((flat == cell).astype(float))
+            want.append(dense.reshape(-1)[cell])
+    constraint = LinearConstraint(np.array(rows), np.array(want), np.array(want))
+    axes = [(a, lvl) for a, lvl in coll.finest().items() if a in attrs and a != s.sensitive and lvl < s.depth[a]]
+    cell_of = np.column_stack([s.up(a, 0, lvl)[grid[:, attrs.index(a)]] for a, lvl in axes]) if axes else \
+        np.zeros((len(grid), 0), dtype=np.int64)
+    out = {}
+    for t in itertools.product(*[range(s.labels(a, lvl)) for a, lvl in axes]):
+        c = -np.all(cell_of == np.array(t, dtype=np.int64), axis=1).astype(float)
+        r = milp(c, constraints=[constraint], integrality=np.ones(len(grid)), bounds=Bounds(0, np.inf))
+        assert r.success
+        out[t] = int(round(-r.fun))
+    return out
+
+
+@pytest.mark.parametrize("sensitive_p", [0.5, 1.0])
+def test_k_combinatorial_is_the_largest_cell_any_consistent_table_holds(small, sensitive_p):
+    """Def. 3.2 against an integer program over every consistent table, every cell of the domain (observed or
+    not). The bound once ignored what the sensitive columns pin down (the marginals projected on their
+    non-sensitive attributes, so k-combinatorial was always k-link): a cell certain to hold 1 or 2 rows was
+    reported as able to hold 3."""
+    rng = random.Random(11)
+    below_link = 0
+    for ms in small[:2]:
+        for _ in range(4):
+            coll = random_decomposable(ms, rng, 3, sensitive_p)
+            truth = _cell_maxima_by_milp(ms, coll)
+            levels, upper = combinatorial_upper(coll, ms.counts)
+            axes = [a for a, lvl in coll.finest().items() if a != ms.schema.sensitive and lvl < ms.schema.depth[a]]
+            got = {tuple(int(r[a]) for a in axes): int(round(r["v"])) for _, r in upper.iterrows()}
+            assert got == {t: v for t, v in truth.items() if v > 0}
+            k = min(v for v in truth.values() if v > 0)
+            assert k_combinatorial(coll, ms.counts)[0] == k <= k_link(coll, ms.counts)
+            below_link += k < k_link(coll, ms.counts)
+    assert sensitive_p < 1 or below_link        # the case the old bound missed occurs here
+
+
+# (rows as a b [c] s, the marginals, the largest T(t) of each cell; cells not listed: 0) by integer programs
+K_COMBINATORIAL_CASES = [
+    # every marginal holds s: each (a, b) cell is certain to hold 1 or 2 rows (reported 3 before)
+    (["xup", "xup", "xvq", "yur", "yvp", "yvq"], [{"a": 0, "s": 0}, {"b": 0, "s": 0}],
+     {"xu": 2, "xv": 2, "yu": 2, "yv": 2}),
+    # k set by cells that never occur (xv, yu): reported 2 before
+    (["xup", "xup", "yvp", "yvq"], [{"a": 0, "s": 0}, {"b": 0, "s": 0}], {"xu": 2, "xv": 1, "yu": 1, "yv": 2}),
+    (["xup", "xvp", "yup", "yvq"], [{"a": 0, "s": 0}, {"b": 0, "s": 0}], {"xu": 2, "xv": 1, "yu": 1, "yv": 2}),
+    # mixed, a at two levels: the term without s binds at 2ux / 2uy, the sum over s at 0vy, 1ux, 1uy
+    (["0uxq", "0vyq", "1uyq", "1vyp", "2uxp", "2uxq", "2uyp", "2uyq"],
+     [{"a": 0, "s": 0}, {"a": 1, "b": 0, "s": 0}, {"b": 0, "c": 0}],
+     {"0ux": 2, "0uy": 2, "0vy": 1, "1ux": 1, "1uy": 1, "1vy": 2, "2ux": 3, "2uy": 3}),
+    (["1uxq", "1uxq", "1vyq", "2uxp", "2vyp"], [{"a": 0, "s": 0}, {"b": 0, "s": 0}, {"b": 0, "c": 0}],
+     {"1ux": 2, "1vy": 1, "2ux": 1, "2vy": 1}),
+]
+
+
+@pytest.mark.parametrize("rows, marginals, expected", K_COMBINATORIAL_CASES)
+def test_k_combinatorial_cases_in_plain_sight(rows, marginals, expected):
+    names = "abcs"[:len(rows[0]) - 1] + "s"
+    frame = pd.DataFrame([dict(zip(names, r)) for r in rows])
+    qis = {n: {"hierarchy": "suppress"} for n in names[:-1]}
+    if frame["a"].str.isdigit().all():
+        frame["a"] = frame["a"].astype(int)
+        qis["a"] = {"hierarchy": "intervals", "widths": [2]}       # a@1: {0, 1}, {2}
+    ms = _session(frame, qis, "s")
+    coll = ms.collection([ms.marginal(m) for m in marginals])
+    levels, upper = combinatorial_upper(coll, ms.counts)
+    axes = [a for a in ms.schema.attributes if a in levels]
+    text = {a: ms.schema.label_text(a, levels[a]) for a in axes}
+    got = {"".join(text[a][int(r[a])] for a in axes): int(round(r["v"])) for _, r in upper.iterrows()}
+    assert got == expected
+    assert k_combinatorial(coll, ms.counts)[0] == min(expected.values())
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,17 +5,19 @@ Section 3 "Extending privacy definitions" and Section 6 "Algorithms").
   marginal projected on its non-sensitive attributes holds 0 or >= k rows. `k_link` returns the
   smallest positive count (the k achieved).
 - k-combinatorial anonymity (Def. 3.2): for every non-sensitive cell t, either all tables consistent
-  with the marginals have T(t) = 0, or one has T(t) >= k. For a decomposable collection the sharp
-  bounds are closed-form (Dobra's bounds, Sec. 6, Equation 9, reconstructed since our copy lost its
-  symbols): max_T T(t) = min_i T_Ei(t) over the cliques, and min_T T(t) = max(0, sum_i T_Ei(t) -
-  sum_{i>=2} T_Si(t)) (Dobra & Fienberg 2000), over the marginals projected on the non-sensitive
-  attributes (still decomposable: removing a vertex keeps a graph triangulated). `cell_bounds`
-  computes both over the original's non-sensitive cells; `k_combinatorial` the smallest positive upper
-  bound. Because the marginals all come from one table, that minimum is attained at an observed cell
-  and equals the smallest positive non-sensitive marginal count: for decomposable collections
-  k-combinatorial anonymity coincides with k-link anonymity (the tests check both against an
-  enumeration of every consistent table). We also report `certain_small`, the cells every consistent
-  table puts between 1 and k - 1 rows (L >= 1 and U < k), the reading of Sec. 6's prose.
+  with the marginals (their sensitive columns included) have T(t) = 0, or one has T(t) >= k. For a
+  decomposable collection the largest T(t) is closed-form (`combinatorial_upper`): Dobra's sharp bound
+  (Sec. 6, Equation 9, reconstructed since our copy lost its symbols; Dobra & Fienberg 2000), min over
+  the marginals, taken per value of the sensitive attribute over the marginals that hold it and summed,
+  then with the marginals that do not. `k_combinatorial` is its smallest positive value over every cell
+  of the domain, observed in the original or not. It can be below k-link's k: what the sensitive columns
+  pin down narrows a cell (rows xup, xup, xvq, yur, yvp, yvq with {a, s} and {b, s}: every (a, b) cell
+  holds 1 or 2 rows in every consistent table, though each marginal's cells hold 3). An earlier version
+  projected the marginals on their non-sensitive attributes first, so k-combinatorial always equalled
+  k-link; the tests now check the bound against an integer program over every consistent table. We also
+  report `certain_small`, the observed cells every consistent table puts between 1 and k - 1 rows (L >= 1
+  and U < k, the reading of Sec. 6's prose), with L Dobra's lower bound over the projected marginals (a
+  valid bound; the sensitive columns may raise it, so the count is a lower bound).
 - maxent l-diversity (Def. 3.3): the maximum-entropy reconstruction is l-diverse: for every
   combination t of non-sensitive values with positive probability, P*(s | t) satisfies the policy's
   l-diversity (distinct, entropy or recursive (c,l)). `maxent_l_diversity` is Algorithm 1 (the
@@ -182,9 +184,79 @@ class CellBounds:
     upper: np.ndarray
 
 
+# a factor of the bound's join: (attribute -> level of its codes, frame of those codes and "v")
+_Factor = tuple[dict[str, int], pd.DataFrame]
+
+
+def _factor(counts: MarginalCounts, m: Marginal) -> _Factor:
+    """A released marginal's positive cells as a factor: its codes and count."""
+    codes, n = counts.get(m)
+    keep = n > 0
+    frame = pd.DataFrame({a: codes[keep, i] for i, (a, _) in enumerate(m.levels)})
+    frame["v"] = n[keep]
+    return dict(m.levels), frame
+
+
+def _join_min(schema: Schema, left: _Factor, right: _Factor) -> _Factor:
+    """The cells of two factors that agree (an attribute both hold is matched at the coarser of its two levels
+    and kept at the finer), each with the smaller of the two values: where either is 0 the cell is left out."""
+    (l1, d1), (l2, d2) = left, right
+    d1, d2 = d1.rename(columns={"v": "v1"}), d2.rename(columns={"v": "v2"})
+    on, levels = [], {**l2, **l1}
+    for a in [a for a in l1 if a in l2]:
+        key = f"__key_{a}"
+        on.append(key)
+        if l1[a] < l2[a]:           # the left is finer: its codes rolled up to the right's level
+            d1[key] = schema.up(a, l1[a], l2[a])[d1[a].to_numpy()]
+            d2 = d2.rename(columns={a: key})
+        elif l2[a] < l1[a]:
+            d2[key] = schema.up(a, l2[a], l1[a])[d2[a].to_numpy()]
+            d1 = d1.rename(columns={a: key})
+            levels[a] = l2[a]
+        else:
+            d1[key] = d1[a]
+            d2 = d2.rename(columns={a: key})
+    joined = d1.merge(d2, on=on, how="inner") if on else d1.merge(d2, how="cross")
+    joined["v"] = np.minimum(joined.pop("v1").to_numpy(), joined.pop("v2").to_numpy())
+    return levels, joined.drop(columns=on)
+
+
+def combinatorial_upper(coll: Collection, counts: MarginalCounts) -> _Factor:
+    """max over the tables consistent with every released marginal (the sensitive columns too) of T(t), for
+    every non-sensitive cell t (finest levels) where it is positive, observed in the original or not.
+
+    max T(t) = min( min over marginals E without S of T_E(t), sum over s of min over marginals E with S of
+    T_E(t, s) ): the marginals holding S form a connected part of the junction tree, whose problem separates
+    by the value of s (each slice decomposable: Dobra's sharp min); merged into one node, the rest is Dobra's
+    min again (Kifer & Gehrke Sec. 6 and Def. 3.2; Dobra & Fienberg 2000). Every released marginal may enter
+    the minima, cliques or not: a marginal inside a clique has counts at least the clique's. Checked in the
+    tests against an integer program over every consistent table."""
+    s = coll.schema
+    withs = [m for m in coll.marginals if s.sensitive in m]
+    factors = [_factor(counts, m) for m in coll.marginals if s.sensitive not in m]
+    if withs:
+        levels, joined = _factor(counts, withs[0])
+        for m in withs[1:]:
+            levels, joined = _join_min(s, (levels, joined), _factor(counts, m))
+        del levels[s.sensitive]
+        keys = list(levels)
+        summed = (joined.groupby(keys, sort=False)["v"].sum().reset_index() if keys else
+                  pd.DataFrame({"v": [joined["v"].sum()]}))
+        factors.append((levels, summed))
+    if not factors:
+        return {}, pd.DataFrame({"v": [float(s.rows)]})
+    out = factors[0]
+    for f in factors[1:]:
+        out = _join_min(s, out, f)
+    levels, frame = out
+    return levels, frame[frame["v"] > 0]
+
+
 def cell_bounds(coll: Collection, counts: MarginalCounts) -> CellBounds:
-    """Dobra's sharp bounds on every observed non-sensitive cell (finest levels) of a decomposable
-    collection: upper = min over cliques, lower = max(0, sum cliques - sum separators)."""
+    """Bounds on every observed non-sensitive cell (finest levels) of a decomposable collection: upper the
+    sharp `combinatorial_upper`; lower Dobra's max(0, sum cliques - sum separators) over the marginals
+    projected on their non-sensitive attributes, a valid bound (every table consistent with the marginals is
+    consistent with their projections) that the sensitive columns may raise further."""
     ns = nonsensitive_collection(coll)
     s = coll.schema
     if not len(ns):
@@ -194,23 +266,32 @@ def cell_bounds(coll: Collection, counts: MarginalCounts) -> CellBounds:
     axes = [(a, l) for a, l in ns.finest().items() if l < s.depth[a]]
     codes, n = counts.get(Marginal(tuple(axes)))
     cells = codes[n > 0]
-    upper = np.full(len(cells), np.inf)
     lower = np.zeros(len(cells))
     for c in ns.cliques:
-        t = _lookup(counts, c, axes, cells)
-        upper = np.minimum(upper, t)
-        lower += t
+        lower += _lookup(counts, c, axes, cells)
     for sep in ns.separators[1:]:
         lower -= _lookup(counts, sep, axes, cells)
-    return CellBounds(axes, cells, np.maximum(lower, 0.0), upper)
+    levels, upper = combinatorial_upper(coll, counts)
+    assert all(levels.get(a) == lvl for a, lvl in axes), (levels, axes)
+    observed = pd.DataFrame({a: cells[:, i] for i, (a, _) in enumerate(axes)})
+    # an observed cell is positive in every marginal, so in the join
+    up = observed.merge(upper, on=[a for a, _ in axes], how="left")["v"].to_numpy() if axes else \
+        np.full(len(cells), float(upper["v"].min()))
+    return CellBounds(axes, cells, np.maximum(lower, 0.0), up)
+
+
+def combinatorial_k(coll: Collection, counts: MarginalCounts) -> int:
+    """The k of Def. 3.2 alone: the smallest positive `combinatorial_upper` over every non-sensitive cell."""
+    _, upper = combinatorial_upper(coll, counts)
+    return int(round(float(upper["v"].min()))) if len(upper) else coll.schema.rows
 
 
 def k_combinatorial(coll: Collection, counts: MarginalCounts, k: int = 1) -> tuple[int, int]:
-    """(the smallest positive sharp upper bound over non-sensitive cells, i.e. the k of Def. 3.2; the
-    number of cells every consistent table puts between 1 and k - 1 rows)."""
+    """(the k of Def. 3.2: the smallest positive `combinatorial_upper` over every non-sensitive cell, observed
+    or not; the number of observed cells every consistent table puts between 1 and k - 1 rows by
+    `cell_bounds`, which is at least that many)."""
+    kk = combinatorial_k(coll, counts)
     b = cell_bounds(coll, counts)
-    up = b.upper[b.upper > 0]
-    kk = int(round(float(up.min()))) if len(up) else coll.schema.rows
     certain = int(((b.lower >= 1) & (b.upper < k)).sum())
     return kk, certain
 
@@ -724,6 +805,7 @@ def check_privacy(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCo
     return PrivacyReport(k_link(coll, counts), kc, certain, div, n_sens, privacy, extra)
 
 
-__all__ = ["MarginalPrivacy", "k_link", "cell_bounds", "k_combinatorial", "maxent_l_diversity",
+__all__ = ["MarginalPrivacy", "k_link", "cell_bounds", "combinatorial_upper", "combinatorial_k", "k_combinatorial",
+           "maxent_l_diversity",
            "maxent_l_diversity_relaxed", "relaxed_exact", "diversity_check",
            "maxent_l_diversity_brute", "check_privacy", "PrivacyReport", "DiversityCheck", "nnls"]

@@ -20,7 +20,7 @@ from ..errors import DataError, PolicyError
 from . import search as _search
 from .collection import Collection, Marginal, Schema
 from .estimate import MarginalCounts, kl_divergence, kl_from_marginals, single_table_kl
-from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, diversity_check, k_link
+from .privacy import MarginalPrivacy, PrivacyReport, check_privacy, combinatorial_k, diversity_check, k_link
 
 
 class Marginals:
@@ -94,12 +94,14 @@ class Marginals:
         return check_privacy(coll, self.privacy, self.counts, self.prune)
 
     def private(self, coll: Collection, reference: Collection | None = None) -> bool:
-        """Fast path for the search: k-link, the sensitive-marginal limit, then maxent l-diversity only
+        """Fast path for the search: k-link, k-combinatorial, the sensitive-marginal limit, then maxent l-diversity only
         when the cliques holding the sensitive attribute are new (cached per set of such cliques)."""
         s = self.schema
         if not coll.decomposable:
             return self.check(coll).satisfied
         if k_link(coll, self.counts) < self.privacy.k:
+            return False
+        if combinatorial_k(coll, self.counts) < self.privacy.k:     # the sensitive columns may pin a cell
             return False
         sens = frozenset(m for m, v in zip(coll.cliques, coll.tree.cliques) if (s.sensitive, 1) in v)
         if len(sens) > self.privacy.max_sensitive:
