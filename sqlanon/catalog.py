@@ -291,6 +291,12 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
                                  f"{CATALOG} are reserved; choose another {name_field}")
         parts = _parts(t.name)
         t_schema, t_name = (parts[-2] if len(parts) > 1 else None), parts[-1]
+        longest = getattr(backend, "max_identifier_bytes", None)
+        if longest is not None and len(t_name.encode("utf-8")) > longest:
+            # PostgreSQL cuts longer names silently: a view release's r__map_0 and r__map_1 became one table, and
+            # the view joined one attribute against the other's map
+            raise ReleaseRefused(f"refusing to write {t.kind} {t.name}: the name {t_name} is longer than the "
+                                 f"{longest} bytes {_where(backend)} keeps; choose a shorter {name_field}")
         for s_schema, s_name in read:
             a, b = s_schema or schema, t_schema or schema       # no schema: the current one
             if cat.key(s_name) == cat.key(t_name) and (a is None or b is None or cat.key(a) == cat.key(b)):

@@ -724,6 +724,16 @@ def test_postgres_schema_qualified_source_and_release(postgres, tmp_path):
     assert "rel" not in _pg_tables(postgres)              # nothing in the current schema
 
 
+def test_postgres_names_longer_than_it_keeps_are_refused(postgres, tmp_path):
+    """PostgreSQL cuts identifiers to 63 bytes, silently: a view release named with 57 characters had its maps
+    <name>__map_0 and <name>__map_1 cut to one table, and the view joined age against sex's map (exit 0)."""
+    name = "people_release_for_the_quarterly_public_health_dashboards"
+    before = _pg_tables(postgres)
+    policy = _hospital_policy("postgres", {"k": 4}, name=name, materialize="view")
+    line = _one_line_error(_cli(["anonymize", _write_policy(tmp_path, policy), "-q"]), "is longer than the 63 bytes")
+    assert f"{name}__map_0" in line and _pg_tables(postgres) == before
+
+
 def test_postgres_names_resolve_through_the_search_path(postgres, tmp_path, monkeypatch):
     """With a schema of its own first on the search_path (the default "$user", public), the ownership check looked
     for the release's names in current_schema() only, and the DROP ... IF EXISTS of a view release's CREATE OR

@@ -130,6 +130,9 @@ class Backend:
     engine = "base"
     dialect = templates.TEMPLATE_DIALECT
     path: Path | None = None    # the database file, for engines that have one
+    # the longest identifier the engine keeps whole, in bytes (None: no limit that matters); a release whose
+    # names are longer is refused (`catalog.check_targets`)
+    max_identifier_bytes: int | None = None
     # a table release may be built from the staged source, each of its rows repeated by its count
     # (`release_table.sql` with `weight`), instead of reading the source again
     release_from_staged = False

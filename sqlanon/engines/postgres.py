@@ -246,6 +246,9 @@ class PostgresBackend(Backend):
         # an array of texts takes its elements' collation, and its GROUP BY compares them under it
         return super().may_collate(ARRAY_SUFFIX.sub("", type_name))
 
+    # PostgreSQL's NAMEDATALEN - 1: a longer identifier is cut, silently (two names may become one)
+    max_identifier_bytes = 63
+
     def relation_kind(self, name: str) -> str | None:
         """The kind of the relation `name` resolves to, through the search_path when unqualified (see
         relation_kind_postgres.sql)."""
