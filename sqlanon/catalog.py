@@ -302,7 +302,7 @@ def check_targets(backend, policy, release: str, targets: list[Target], replace:
             if cat.key(s_name) == cat.key(t_name) and (a is None or b is None or cat.key(a) == cat.key(b)):
                 raise ReleaseRefused(f"refusing to write {t.kind} {t.name}: it is a source this run reads "
                                      f"(in {_where(backend)}); choose another name")
-        existing = backend.relation_kind(t.name)
+        existing = backend.name_in_use(t.name)
         if existing is None:
             continue
         e = owned.get(cat.key(t.name))

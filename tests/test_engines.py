@@ -1392,6 +1392,32 @@ def test_spark_files_under_the_catalog_name_that_are_not_a_catalog_are_left_alon
     assert not (warehouse / "hospital_rel").exists()
 
 
+def test_spark_files_of_a_table_an_earlier_session_wrote_are_not_replaced(spark, tmp_path):
+    """With the in-memory catalog a user's table from an earlier session is forgotten, its files kept in the
+    warehouse: the ownership check saw no relation, and the swap deleted those files to write the release there
+    (exit 0). They count as a table now: refused, one line, the files as they were."""
+    warehouse = tmp_path / "warehouse"
+    (warehouse / "hospital_rel").mkdir(parents=True)
+    theirs = warehouse / "hospital_rel" / "part-0.parquet"
+    duckdb.sql(f"COPY (SELECT 1 AS id, 'important user data' AS note) TO '{theirs}' (FORMAT parquet)")
+    before = theirs.read_bytes()
+    policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
+                         "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
+                                                       "spark.driver.memory": "1g"}},
+              "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"], "privacy": {"k": 4},
+              "release": {"name": "hospital_rel"}}
+    path = _write_policy(tmp_path, policy)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("sqlanon")]
+    assert len(lines) == 1 and "refusing to replace table hospital_rel" in lines[0], done.stderr
+    assert sorted(p.name for p in (warehouse / "hospital_rel").iterdir()) == ["part-0.parquet"]
+    assert theirs.read_bytes() == before
+
+
 def test_postgres_citext_column_is_refused(postgres, tmp_path):
     """A citext column makes 'RUSSIAN' and 'Russian' one value to PostgreSQL's GROUP BYs and joins whatever the
     collation, two to the release and to the comparison with what was judged (which refused the run as "the source

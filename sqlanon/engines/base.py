@@ -323,6 +323,12 @@ class Backend:
         """'TABLE' or 'VIEW' for a relation the release may replace, or None when there is none."""
         raise NotImplementedError
 
+    def name_in_use(self, name: str) -> str | None:
+        """What holds `name` for a release that would write it: its `relation_kind`, or on engines that can
+        forget a table while keeping its files (Spark's in-memory catalog), 'TABLE' for those files, which
+        writing the name would delete (`catalog.check_targets` asks this)."""
+        return self.relation_kind(name)
+
     def drop_relation(self, name: str) -> None:
         """Drop a table or view the release replaces (nothing when there is none)."""
         self.execute("drop_relation.sql", name=name, kind=self.relation_kind(name))

@@ -418,6 +418,11 @@ class SparkBackend(Backend):
             raise DataError(f"Spark cannot look up {name}: {_first_line(e)}") from None
         return "VIEW" if (table.tableType or "").upper() in ("VIEW", "TEMPORARY") else "TABLE"
 
+    def name_in_use(self, name: str) -> str | None:
+        # a table an earlier session wrote is forgotten by the in-memory catalog, its files kept: the swap's
+        # drop_relation deletes them, so they count as a table (a user's saveAsTable was deleted, exit 0)
+        return self.relation_kind(name) or ("TABLE" if self._orphaned_location(name) is not None else None)
+
     def drop_relation(self, name: str) -> None:
         super().drop_relation(name)
         orphan = self._orphaned_location(name)
