@@ -188,6 +188,11 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sqlanon-rev-") as tmp:
         base = Path(tmp) / "rev"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.rev], cwd=ROOT, check=True)
+        # the editable install maps the package sqlanon.sql_templates to this checkout's templates, which the
+        # earlier revision's code would read instead of its own: its own folder, where its package finds it first
+        mine = base / "sqlanon" / "sql_templates"
+        if not mine.exists() and (base / "sql_templates").is_dir():
+            mine.symlink_to(base / "sql_templates", target_is_directory=True)
         try:
             for _ in range(args.runs):
                 for method in runs:

@@ -280,3 +280,31 @@ def test_maxent_on_a_generalized_release_counts_zero_once(tmp_path):
         assert me.problem.N == 12 and sorted(map(float, me.problem.s_values)) == [0.0, 1.5, 2.5]
         accuracy = me.accuracy(me.solve())
         assert accuracy["cells_estimated_impossible"] == 0 and accuracy["estimation_accuracy"] < float("inf")
+
+
+@pytest.mark.parametrize("named", [1.5, "1.50", 1.50, "1.5"])
+def test_a_decimal_value_is_named_by_its_number(tmp_path, named):
+    """YAML reads 1.50 as the float 1.5, which did not match the text DuckDB writes, 1.50: the value the error
+    listed could not be named unquoted ("value 1.5 is not a value of sensitive attribute 's' (values: 1.00, 1.50,
+    ...)"). A number names the value equal to it."""
+    import duckdb
+    import yaml
+    from click.testing import CliRunner
+
+    from sqlanon.cli import main
+    db = tmp_path / "dec.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE p AS SELECT (i % 3)::INTEGER AS q, CAST((i % 4) / 2 + 1 AS DECIMAL(10, 2)) AS s "
+                "FROM range(24) t(i)")
+    con.close()
+    policy = {"source": {"database": str(db), "table": "p"}, "quasi_identifiers": {"q": {"hierarchy": "suppress"}},
+              "sensitive": ["s"], "privacy": {"k": 2, "l_diversity": {"variant": "recursive", "l": 2, "c": 3,
+                                                                      "dont_care": [named]}}}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    r = CliRunner().invoke(main, ["check", str(path), "--node", "q=0", "--db", str(tmp_path / "o.duckdb")])
+    assert r.exit_code in (0, 3) and "not a value of sensitive attribute" not in r.output, r.output
+    policy["privacy"]["l_diversity"]["dont_care"] = [1.25]          # no such value: still refused
+    path.write_text(yaml.safe_dump(policy))
+    r = CliRunner().invoke(main, ["check", str(path), "--node", "q=0", "--db", str(tmp_path / "o.duckdb")])
+    assert r.exit_code == 2 and "value 1.25 is not a value of sensitive attribute 's'" in r.output, r.output

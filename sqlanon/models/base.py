@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -51,7 +52,23 @@ class SensitiveDomain:
                 return i
         if str(label) in self.aliases:
             return self.aliases[str(label)]
+        if self.numeric and not isinstance(label, bool):
+            # a number as YAML reads it (1.50 -> 1.5) names the value of a DECIMAL column the database writes 1.50
+            want = _decimal(label)
+            if want is not None:
+                for i, v in enumerate(self.values):
+                    if _decimal(v) == want:
+                        return i
         raise KeyError(label)
+
+
+def _decimal(value) -> Decimal | None:
+    """`value` (a number or its text) as an exact decimal, or None when it is no finite number."""
+    try:
+        d = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    return d if d.is_finite() else None
 
 
 def counts_matrix(counts, dtype=np.float64, check_negative: bool = False) -> np.ndarray:
