@@ -395,6 +395,18 @@ def test_cli_refuses_a_leaking_collection_with_exit_3_and_writes_nothing(tmp_pat
     assert _relations(db) == ["patients"]
 
 
+def test_a_listed_marginal_that_is_the_table_is_said_to_be_it(tmp_path):
+    """A listed marginal with the table's attributes and levels was left out without a word (no table of its
+    name); it is the released table, and the run says so."""
+    path, db = _write_fig1(tmp_path, [{"attributes": {"zip": 1, "age": 3, "condition": 0}, "name": "mytab"},
+                                      {"attributes": {"zip": 0}, "name": "zips"}])
+    r = CliRunner().invoke(main, ["marginals", str(path), "--start", "zip=1,age=3"])
+    assert r.exit_code == 0, r.output
+    assert ("note: release.marginals[0] (mytab) has the released table's attributes and levels: it is the table "
+            "rel, not written twice") in r.stderr
+    assert _relations(db) == ["patients", "rel", "sqlanon_releases", "zips"]
+
+
 def test_the_report_of_a_refused_run_is_replaced_by_the_next_release(tmp_path):
     """A refused run writes its report to --json; the next run that releases replaced nothing there: "refusing
     to overwrite ...: sqlanon did not write it ... or pass --force", an option marginals does not have."""

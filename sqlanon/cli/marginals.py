@@ -137,6 +137,12 @@ def _marginals(policy, search_mode, start, max_sensitive, max_steps, prune, db, 
             raise PrivacyNotMet("the marginals are not private: " + _privacy_text(section["privacy"])
                                 + "; nothing was released")
         run.manifest_extra["marginals"] = section                 # in the catalog row's manifest too
+        for i, m in enumerate(listed):
+            if m == table and not (quiet or json_path == "-"):
+                # one marginal of those levels is released: the table (it was left out without a word)
+                click.echo(f"sqlanon: note: release.marginals[{i}]{f' ({m.name})' if m.name else ''} has the "
+                           f"released table's attributes and levels: it is the table {run.policy.release.name}, not "
+                           "written twice", err=True)
         if not no_release:
             path = manifest_target(run, json_path, False)
             # the table, its marginals and the manifest file (always a record, beside the database by default): one
