@@ -491,6 +491,26 @@ def test_a_table_an_earlier_write_made_and_this_one_does_not_is_dropped(tmp_path
     assert r.exit_code == 0 and json.loads(r.output)["accuracy"] is None
 
 
+def test_the_first_json_file_is_not_left_when_the_second_cannot_be_written(tmp_path, monkeypatch):
+    """--manifest staged, then --json refused: the staged manifest stayed as a .sqlanon_tmp_ file."""
+    import sqlanon.files
+    from sqlanon.errors import DataError
+    path, db = _policy(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    real = sqlanon.files.write_temporary
+
+    def second_fails(target, text):
+        if target.name == "report.json":
+            raise DataError(f"cannot write {target}: No space left on device; choose another path")
+        return real(target, text)
+    monkeypatch.setattr(sqlanon.files, "write_temporary", second_fails)
+    r = CliRunner().invoke(main, ["maxent", str(path), "--name", "me", "--manifest", str(out / "m.json"),
+                                  "--json", str(out / "report.json")])
+    assert r.exit_code == 2 and "No space left" in r.output, r.output
+    assert list(out.iterdir()) == []
+
+
 def test_cli_infeasible_knowledge_is_one_line_and_exit_2(tmp_path):
     path, db = _policy(tmp_path)
     know = tmp_path / "bad.yaml"

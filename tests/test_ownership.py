@@ -842,3 +842,36 @@ def test_a_file_that_cannot_be_renamed_after_the_commit_says_where_its_text_is(t
     assert ok.read_text() == "{}\n" and staged[1][0].read_text() == '{"b": 1}\n'
     remove_temporaries([staged[1][0], tmp_path / "never-written"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
+
+
+@pytest.mark.parametrize("error, raised", [
+    (duckdb.TransactionException('Failed to commit: Could not write file "x.wal": File too large'), "DataError"),
+    (KeyboardInterrupt(), "KeyboardInterrupt"),
+    (duckdb.InterruptException("INTERRUPT Error: Interrupted!"), "KeyboardInterrupt"),
+    (duckdb.FatalException("FATAL Error: Transaction COMMIT succeeded and is durable, but the autocheckpoint "
+                           "failed"), None),
+])
+def test_a_commit_that_fails_rolls_back_and_is_one_line(error, raised):
+    """A COMMIT refused (a full disk) was a TransactionException traceback; one interrupted (Ctrl-C) left the
+    transaction open, so the cleanup's DROPs were rolled back at close and a __sqlanon_tmp table stayed; one DuckDB
+    reports durable though its checkpoint failed was taken for a failure, and the manifest and exports the release
+    had just recorded were deleted."""
+    from sqlanon.engines.duckdb import _Transaction
+    from sqlanon.errors import DataError
+    sent = []
+
+    class Connection:
+        def execute(self, sql):
+            sent.append(sql)
+            if sql == "COMMIT":
+                raise error
+    if raised is None:
+        with _Transaction(Connection()):
+            pass
+        assert sent == ["BEGIN TRANSACTION", "COMMIT"]
+        return
+    with pytest.raises(DataError if raised == "DataError" else KeyboardInterrupt) as e, _Transaction(Connection()):
+        pass
+    assert sent == ["BEGIN TRANSACTION", "COMMIT", "ROLLBACK"]
+    if raised == "DataError":
+        assert str(e.value).startswith("the database could not commit the change, so nothing of it was written: ")

@@ -107,7 +107,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
            manifest_path, no_write, quiet):
     """What an adversary with background knowledge learns from a release: P*(S | Q) by maximum entropy
     (Du, Teng & Zhu, SIGMOD 2008), the largest posteriors and entropies, and the estimation accuracy."""
-    from ..files import rename_temporaries
+    from ..files import remove_temporaries, rename_temporaries
     from ..maxent.knowledge import RULES_LIMIT, Knowledge, Rules, load_knowledge
     from ..maxent.run import MaxEnt, check_tolerance, open_release
     from ..maxent.solver import DEFAULT_TOLERANCE
@@ -153,14 +153,18 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         def files(outputs: list[dict]) -> list[tuple[Path, Path]]:
             """The JSON files written with the tables (`me.write`), or at once when there are none."""
             report = me.report(result, outputs)
-            staged = []
-            if manifest_path not in (None, "-"):
-                manifest = release.anonymization.manifest()
-                manifest["maxent"] = report
-                staged.append(stage_json(manifest, manifest_path, keep=reads,
-                                         manifest_of=release.anonymization.policy.release.name))
-            if json_path not in (None, "-"):
-                staged.append(stage_json(report, json_path, keep=reads))
+            staged: list[tuple[Path, Path]] = []
+            try:
+                if manifest_path not in (None, "-"):
+                    manifest = release.anonymization.manifest()
+                    manifest["maxent"] = report
+                    staged.append(stage_json(manifest, manifest_path, keep=reads,
+                                             manifest_of=release.anonymization.policy.release.name))
+                if json_path not in (None, "-"):
+                    staged.append(stage_json(report, json_path, keep=reads))
+            except BaseException:       # the first file staged when the second cannot be: not left behind
+                remove_temporaries([tmp for tmp, _ in staged])
+                raise
             return staged
 
         if out_name is not None:

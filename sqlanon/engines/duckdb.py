@@ -477,15 +477,38 @@ def _inside_its_namesake(table) -> bool:
 
 
 class _Transaction:
+    """BEGIN ... COMMIT, or ROLLBACK on an exception. A BEGIN or COMMIT the database refuses (a full disk) is one
+    line, the transaction rolled back; a COMMIT interrupted (Ctrl-C) rolls back too, so the caller's cleanup
+    runs outside any transaction (inside one, its DROPs were rolled back at close and a temporary table stayed).
+    A COMMIT DuckDB reports as durable though the checkpoint after it failed is a commit: what it recorded (a
+    release's manifest and exports) must then stand."""
+
     def __init__(self, con):
         self.con = con
 
     def __enter__(self):
-        self.con.execute("BEGIN TRANSACTION")
+        with _refused("BEGIN TRANSACTION"):
+            self.con.execute("BEGIN TRANSACTION")
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self.con.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is not None:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            return False
+        try:
+            self.con.execute("COMMIT")
+        except BaseException as e:
+            if "COMMIT succeeded" in str(e):        # durable; only the automatic checkpoint after it failed
+                return False
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            if isinstance(e, duckdb.Error) and not is_interrupt(e):
+                raise DataError(f"the database could not commit the change, so nothing of it was written: "
+                                f"{str(e).splitlines()[0]}") from None
+            if is_interrupt(e):
+                raise KeyboardInterrupt from None
+            raise
         return False
 
 
