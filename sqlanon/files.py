@@ -201,11 +201,14 @@ def remove_temporaries(paths: Sequence[Path]) -> None:
 def rename_temporaries(staged: Sequence[tuple[Path, Path]], written: str) -> None:
     """Rename each (temporary file, path) of `staged` into place, once what they describe has committed: a rename
     that fails then is one line (DataError) saying what is `written` already and where the file's text is."""
-    for tmp, path in staged:
+    failed = []
+    for tmp, path in staged:        # every one tried: a failure leaves the others' files in place, not temporary
         try:
             tmp.replace(path)
         except OSError as e:
-            raise DataError(f"{written}, but {path} is not: {e.strerror or e}; it is in {tmp}") from None
+            failed.append(f"{path} is not: {e.strerror or e}; it is in {tmp}")
+    if failed:
+        raise DataError(f"{written}, but " + "; and ".join(failed))
 
 
 def write_temporary(path: Path, text: str) -> Path:

@@ -834,13 +834,14 @@ def test_a_file_that_cannot_be_renamed_after_the_commit_says_where_its_text_is(t
     ok, blocked = tmp_path / "a.json", tmp_path / "b.json"
     blocked.mkdir()             # a folder of that name: the rename fails
     (blocked / "x").write_text("")
-    staged = [(write_temporary(ok, "{}\n"), ok), (write_temporary(blocked, '{"b": 1}\n'), blocked)]
+    staged = [(write_temporary(blocked, '{"b": 1}\n'), blocked), (write_temporary(ok, "{}\n"), ok)]
     with pytest.raises(DataError) as e:
         rename_temporaries(staged, "the tables of t are written")
     assert str(e.value).startswith(f"the tables of t are written, but {blocked} is not: ")
-    assert str(e.value).endswith(f"it is in {staged[1][0]}")
-    assert ok.read_text() == "{}\n" and staged[1][0].read_text() == '{"b": 1}\n'
-    remove_temporaries([staged[1][0], tmp_path / "never-written"])
+    assert str(e.value).endswith(f"it is in {staged[0][0]}")
+    # the one after the failure renamed too, not left as a temporary file
+    assert ok.read_text() == "{}\n" and staged[0][0].read_text() == '{"b": 1}\n'
+    remove_temporaries([staged[0][0], tmp_path / "never-written"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
 
 

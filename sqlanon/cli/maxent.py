@@ -150,9 +150,11 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         say(f"solved in {sol.seconds.get('total', 0):.2f} s: {sol.relevant_buckets:,} bucket(s) touched by the "
             f"knowledge optimized, the rest in closed form; {sol.iterations} L-BFGS-B iterations; largest "
             f"violation {sol.max_violation:.2g} records")
+        reports: list[dict] = [{}]      # the report the files hold, printed after the commit without a query
+
         def files(outputs: list[dict]) -> list[tuple[Path, Path]]:
             """The JSON files written with the tables (`me.write`), or at once when there are none."""
-            report = me.report(result, outputs)
+            report = reports[0] = me.report(result, outputs)
             staged: list[tuple[Path, Path]] = []
             try:
                 if manifest_path not in (None, "-"):
@@ -172,7 +174,7 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         else:
             outputs = []
             rename_temporaries(files(outputs), "the risk is computed")
-        report = me.report(result, outputs)
+        report = reports[0] or me.report(result, outputs)
         if manifest_path == "-":
             manifest = release.anonymization.manifest()
             manifest["maxent"] = report
