@@ -24,6 +24,7 @@ distance, multi-attribute l-diversity) are refused rather than given tests that 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -34,7 +35,7 @@ from sqlglot import exp
 
 from . import templates
 from .errors import PolicyError, UserError
-from .files import write_atomically
+from .files import missing_folders, remove_temporaries, write_atomically, write_temporary
 from .models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -261,13 +262,37 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
         if _digest(path.read_text(encoding="utf-8")) != marker[key]:
             raise UserError(f"--project: {path} was edited since sqlanon dbt wrote it; move it away (or restore "
                             "it) to regenerate")
+    # every file staged first (folders made, texts written beside their paths), then all renamed in: a folder
+    # or file that cannot be written leaves the project as it was (half a project was written: a model whose
+    # schema tests call macros that were not)
+    made: list[Path] = []
+    staged: list[tuple[Path, Path]] = []
     try:
         for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, text)
-            marker[path.relative_to(project).as_posix()] = _digest(text)
-    finally:        # a write that failed half-way: the files written are still recorded as sqlanon's
-        write_atomically(project / MARKER, json.dumps({"written_by": "sqlanon dbt",
-                                                    "files": dict(sorted(marker.items()))}, indent=2) + "\n")
+            made.extend(missing_folders(path.parent))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise UserError(f"--project: cannot make the folder {path.parent}: {e.strerror or e}; check the "
+                                "project's permissions or give another project") from None
+            staged.append((write_temporary(path, text), path))
+    except BaseException:
+        remove_temporaries([tmp for tmp, _ in staged])
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    failed = []
+    for tmp, path in staged:
+        try:
+            tmp.replace(path)
+            marker[path.relative_to(project).as_posix()] = _digest(files[path])
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            failed.append(f"{path}: {e.strerror or e}")
+    write_atomically(project / MARKER, json.dumps({"written_by": "sqlanon dbt",
+                                                "files": dict(sorted(marker.items()))}, indent=2) + "\n")
+    if failed:
+        raise UserError("--project: cannot write " + "; ".join(failed) + "; the others are written")
     return list(files)
 

@@ -381,6 +381,30 @@ def test_files_named_like_a_temporary_file_are_left_alone(released, tmp_path):
         [oct(0o666 & ~_umask())] * 2      # as any new file (mkstemp's are 0600)
 
 
+@pytest.mark.parametrize("failing", ["sqlanon_tests.sql", "hospital_rel.yml"])
+def test_a_file_that_cannot_be_written_leaves_the_project_as_it_was(released, tmp_path, monkeypatch, failing):
+    """The files were written one by one and the marker in a `finally`: a macros folder that could not be written
+    left the model and its schema tests (which call the missing macros), recorded as sqlanon's. Every file is
+    staged first, then all renamed in."""
+    import sqlanon.dbt
+    from sqlanon.errors import DataError
+    project = _project(tmp_path / "project", {"type": "duckdb", "path": str(tmp_path / "w.duckdb")})
+    before = _files(project)
+    real = sqlanon.dbt.write_temporary
+
+    def refused(path, text):
+        if path.name == failing:
+            raise DataError(f"cannot write {path}: Permission denied; choose another path")
+        return real(path, text)
+    monkeypatch.setattr(sqlanon.dbt, "write_temporary", refused)
+    result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(project)])
+    assert result.exit_code == 2 and "Permission denied" in result.output, result.output
+    assert _files(project) == before and not (project / "models" / "sqlanon").exists()
+    monkeypatch.undo()
+    result = CliRunner().invoke(main, ["dbt", str(released["hospital"]["manifest"]), "--project", str(project)])
+    assert result.exit_code == 0 and (project / "macros" / "sqlanon_tests.sql").exists(), result.output
+
+
 def test_a_models_folder_linked_elsewhere_is_written_through(released, tmp_path):
     """The paths of dbt_project.yml are read as written: a models folder the user links to a shared one is
     theirs (refused by the first check of paths, which resolved links)."""
