@@ -3,6 +3,7 @@ same code path as the CLI, and the facts of TKDD Section 6 on the full Adult dat
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -280,6 +281,35 @@ def test_an_interrupted_run_leaves_no_plot_that_blocks_the_next(tmp_path, monkey
     r = CliRunner().invoke(main, args[:1] + args[2:])
     assert r.exit_code == 0, r.output
     assert {p.name for p in tmp_path.iterdir()} == {"report.md", "results.json", "similarity.png"}
+
+
+@pytest.mark.parametrize("where", ["results", "plot"])
+def test_a_full_disk_leaves_no_plot_and_no_half_written_file(tmp_path, monkeypatch, where):
+    """results.json that could not be written left the run's plot, which the next run refused as a user's file; a
+    plot that could not be written was an OSError traceback and left a half-written temporary PNG."""
+    import matplotlib.figure
+
+    from sqlanon.experiments import runner
+
+    def full(*a, **k):
+        raise OSError(27, "File too large")
+    if where == "results":
+        monkeypatch.setattr(runner, "write_json", full)
+    else:
+        real = matplotlib.figure.Figure.savefig
+
+        def half(self, fname, **k):
+            Path(fname).write_bytes(b"\x89PNG half")
+            raise OSError(27, "File too large")
+        monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half)
+        assert real is not half
+    args = ["experiments", "homogeneity", "--sample-rows", "100", "-q", "--out", str(tmp_path)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code != 0 and "Traceback" not in r.output and list(tmp_path.iterdir()) == [], r.output
+    if where == "plot":
+        assert r.exit_code == 2 and "cannot write" in r.output and "homogeneity.png" in r.output
+    monkeypatch.undo()
+    assert CliRunner().invoke(main, args).exit_code == 0
 
 
 def test_a_run_with_other_options_removes_the_plots_it_no_longer_lists(tmp_path):

@@ -59,12 +59,23 @@ def pyplot():
 def save(fig, out: Path, name: str) -> str:
     """Save a figure as a small PNG in `out`; returns the file name."""
     path = Path(out) / name
-    from ..files import temporary_file
-    tmp = temporary_file(path)
-    fig.savefig(tmp, format="png", dpi=80, bbox_inches="tight", metadata={"Software": None})
-    tmp.replace(path)
     import matplotlib.pyplot as plt
-    plt.close(fig)
+
+    from ..errors import DataError
+    from ..files import temporary_file
+    tmp = None
+    try:
+        tmp = temporary_file(path)
+        fig.savefig(tmp, format="png", dpi=80, bbox_inches="tight", metadata={"Software": None})
+        tmp.replace(path)
+    except BaseException as e:      # a full disk: no half-written PNG left, and one line
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise DataError(f"cannot write {path}: {e.strerror or e}; choose another --out") from None
+        raise
+    finally:
+        plt.close(fig)
     return name
 
 

@@ -62,10 +62,7 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
             if plots:
                 figures[name] = EXPERIMENTS[name].plots(results[name], out)
     except BaseException:
-        # plots this run wrote that no results.json lists: the next run would take them for a user's files
-        for path in _plot_files(out):
-            if path.name not in listed and path.stat().st_mtime >= started - 1:
-                path.unlink(missing_ok=True)
+        _remove_new_plots(out, listed, started)
         raise
     finally:
         ctx.close()
@@ -88,13 +85,24 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
             text = render(data)
     else:
         text = render(data)
-    write_json(out / "results.json", data)      # both files only once the report is rendered
-    write_text(out / "report.md", text)
+    try:
+        write_json(out / "results.json", data)      # both files only once the report is rendered
+        write_text(out / "report.md", text)
+    except BaseException:       # results.json not written: its plots would be refused as a user's next time
+        _remove_new_plots(out, listed, started)
+        raise
     # plots the previous results listed and these do not (a run with other options replaced them): sqlanon's
     # own, which the next run would otherwise refuse as a user's files
     for name in listed - {f for files in data["figures"].values() for f in files}:
         (out / name).unlink(missing_ok=True)
     return data
+
+
+def _remove_new_plots(out: Path, listed: set, started: float) -> None:
+    """Plots this run wrote that no results.json lists: the next run would take them for a user's files."""
+    for path in _plot_files(out):
+        if path.name not in listed and path.stat().st_mtime >= started - 1:
+            path.unlink(missing_ok=True)
 
 
 PLOTS = ("homogeneity.png", "performance.png", "similarity.png", "maxent.png", "marginals.png", "utility_*.png")
