@@ -52,8 +52,9 @@ class SensitiveDomain:
                 return i
         if str(label) in self.aliases:
             return self.aliases[str(label)]
-        if self.numeric and not isinstance(label, bool):
-            # a number as YAML reads it (1.50 -> 1.5) names the value of a DECIMAL column the database writes 1.50
+        if self.numeric and isinstance(label, (int, float)) and not isinstance(label, bool):
+            # a number as YAML reads it (1.50 -> 1.5) names the value of a DECIMAL column the database writes 1.50;
+            # a text must be one the column holds ("0" is no value of a DOUBLE column holding 0.0)
             want = _decimal(label)
             if want is not None:
                 for i, v in enumerate(self.values):
