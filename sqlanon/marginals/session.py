@@ -45,6 +45,8 @@ class Marginals:
         self.prune = prune
         self._kl: dict[frozenset, float] = {}
         self._div: dict[frozenset, bool] = {}
+        self._kcomb: dict[frozenset, int | None] = {}      # the k of k-combinatorial anonymity, per collection
+        self._sensitive_parts: dict = {}     # combinatorial_upper's summed part, per set of marginals holding S
         self.kl_evaluations = 0
         self.privacy_checks = 0
 
@@ -101,15 +103,20 @@ class Marginals:
             return self.check(coll).satisfied
         if k_link(coll, self.counts) < self.privacy.k:
             return False
-        if combinatorial_k(coll, self.counts) < self.privacy.k:     # the sensitive columns may pin a cell
-            return False
         sens = frozenset(m for m, v in zip(coll.cliques, coll.tree.cliques) if (s.sensitive, 1) in v)
         if len(sens) > self.privacy.max_sensitive:
             return False
         if sens not in self._div:
             self.privacy_checks += 1
             self._div[sens] = diversity_check(coll, self.privacy, self.counts, self.prune).ok
-        return self._div[sens]
+        if not self._div[sens]:
+            return False
+        # last, the costliest: what the sensitive columns pin down (None: too large to certify)
+        key = frozenset(coll.marginals)
+        if key not in self._kcomb:
+            self._kcomb[key] = combinatorial_k(coll, self.counts, self._sensitive_parts)
+        kc = self._kcomb[key]
+        return kc is not None and kc >= self.privacy.k
 
     # -- search -----------------------------------------------------------------------------------
     def search(self, levels: dict[str, int], max_steps: int | None = None, progress=None) -> _search.SearchResult:
