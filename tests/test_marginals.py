@@ -554,3 +554,18 @@ def test_check_privacy_reports_every_model(small):
     d = rep.as_dict()
     assert d["k_link"] == k_link(coll, ms.counts) and d["k_combinatorial"] == d["k_link"]
     assert d["sensitive_marginals"] == 1 and d["satisfied"]
+
+
+def test_a_combinatorial_join_too_large_is_not_certified(small, monkeypatch):
+    """Beyond MAX_COMBINATORIAL_CELLS the join is not made (sized from its keys first): k-combinatorial anonymity
+    is then not certified, the collection is not private, and the report says why."""
+    import sqlanon.marginals.privacy as privacy
+    ms = small[0]
+    coll = ms.collection([ms.marginal({"a": 0, "s": 0}), ms.marginal({"b": 0, "s": 0}), ms.marginal({"c": 0, "s": 0})])
+    assert check_privacy(coll, ms.privacy, ms.counts).k_combinatorial is not None
+    monkeypatch.setattr(privacy, "MAX_COMBINATORIAL_CELLS", 5)
+    rep = check_privacy(coll, ms.privacy, ms.counts)
+    assert rep.k_combinatorial is None and not rep.satisfied and "not_certified" in rep.as_dict()
+    with pytest.raises(privacy.CombinatorialTooLarge):
+        combinatorial_upper(coll, ms.counts, limit=5)
+    assert not ms.private(coll)

@@ -312,7 +312,7 @@ def combinatorial_k(coll: Collection, counts: MarginalCounts, cache: dict | None
     """The k of Def. 3.2 alone: the smallest positive `combinatorial_upper` over every non-sensitive cell; None
     when its join is too large to compute (`MAX_COMBINATORIAL_CELLS`): not certified."""
     try:
-        _, upper = combinatorial_upper(coll, counts, cache=cache)
+        _, upper = combinatorial_upper(coll, counts, limit=MAX_COMBINATORIAL_CELLS, cache=cache)
     except CombinatorialTooLarge:
         return None
     return int(round(float(upper["v"].min()))) if len(upper) else coll.schema.rows
