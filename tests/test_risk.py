@@ -323,10 +323,10 @@ def test_an_entity_key_with_nulls_is_refused_in_one_line(tmp_path):
     path.write_text(yaml.safe_dump({"source": {"database": str(db), "table": "t"}, "entity_key": "pid",
                                     "quasi_identifiers": {"g": {"hierarchy": "suppress"}}, "sensitive": ["s"],
                                     "privacy": {"k": 1}}))
-    for extra in ([], ["--table", "t"]):
+    for extra, where in (([], "in the source"), (["--table", "t"], "in the table t")):
         r = CliRunner().invoke(main, ["risk", str(path), *extra])
         assert r.exit_code == 2 and "Traceback" not in r.output, r.output
-        assert "column 'pid' (the entity key) has 1 NULL value(s)" in r.output
+        assert f"column 'pid' (the entity key) has 1 NULL value(s) {where}" in r.output
 
 
 def test_risk_of_a_collated_source_or_population_is_refused(tmp_path):

@@ -187,7 +187,8 @@ def risk_of(policy_path: str, *, db=None, node: str | None = None, table: str | 
             raise _no_entity_key(entity, relation or pol.source.label)
         backend.refuse_collated(view, qis + ([entity] if entity else []),
                                 f"the table {relation}" if relation else f"the source {pol.source.label}", types)
-        report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population, **options)
+        report = risk_report(backend, view, plain_keys(qis), entity=entity, population=population,
+                             label=f"the table {relation}" if relation else f"the source {pol.source.label}", **options)
     return {**what, **report}
 
 

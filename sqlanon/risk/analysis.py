@@ -86,14 +86,14 @@ def population_pairs(backend: Backend, relation: str, keys: list[Key], populatio
 MAX_POPULATION = 1e11
 
 
-def _refuse_null_entity(backend: Backend, relation: str, entity: str | None) -> None:
+def _refuse_null_entity(backend: Backend, relation: str, entity: str | None, label: str | None = None) -> None:
     """Persons are counted by their entity key, so none may be NULL (as `FrequencySet.prepare` requires of the
     source): a class of NULL keys counted 0 persons (a division by zero) and NULL keys in a class were dropped."""
     if entity is None:
         return
     nulls = int(backend.fetchrow("risk_entity_nulls.sql", relation=relation, entity=entity)[0])
     if nulls:
-        where = "the source" if relation.startswith("__sqlanon") else relation      # not a work view's name
+        where = label or ("the source" if relation.startswith("__sqlanon") else relation)   # not a work view's name
         raise DataError(f"column '{entity}' (the entity key) has {nulls:,} NULL value(s) in {where}; every person "
                         "needs a key to be counted: filter those rows out or fill the key")
 
@@ -101,7 +101,7 @@ def _refuse_null_entity(backend: Backend, relation: str, entity: str | None) -> 
 def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str | None = None,
                 threshold: float = measures.DEFAULT_THRESHOLD, population_size: float | None = None,
                 sampling_fraction: float | None = None, population: str | None = None,
-                population_keys: list[Key] | None = None, top: int = 10) -> dict:
+                population_keys: list[Key] | None = None, top: int = 10, label: str | None = None) -> dict:
     """Everything `sqlanon risk` prints, for one relation (see the README's "Re-identification risk").
 
     Keys: rows, classes, sample_uniques, prosecutor {max, average, records_at_risk, threshold},
@@ -111,7 +111,7 @@ def risk_report(backend: Backend, relation: str, keys: list[Key], *, entity: str
     delta_presence {min, max} (`sqlanon.risk.measures.journalist`). Keys the
     inputs do not allow are None.
     """
-    _refuse_null_entity(backend, relation, entity)
+    _refuse_null_entity(backend, relation, entity, label)
     work = classes_table(backend, relation, keys, entity)
     sizes, classes = histogram(backend, relation, keys, entity, work)
     out = measures.summary(sizes, classes, threshold)
