@@ -21,9 +21,11 @@ from sqlanon.anonymizer import Anonymization
 from sqlanon.marginals import structure
 from sqlanon.marginals.collection import Collection, Marginal
 from sqlanon.marginals.estimate import closed_form_dense, estimate_cells, ipf, kl_divergence, kl_from_marginals
+from sqlanon.marginals.privacy import _V as V  # the bound's value column
 from sqlanon.marginals.privacy import (
     cell_bounds,
     check_privacy,
+    combinatorial_k,
     combinatorial_upper,
     k_combinatorial,
     k_link,
@@ -471,7 +473,7 @@ def test_k_combinatorial_is_the_largest_cell_any_consistent_table_holds(small, s
             truth = _cell_maxima_by_milp(ms, coll)
             levels, upper = combinatorial_upper(coll, ms.counts)
             axes = [a for a, lvl in coll.finest().items() if a != ms.schema.sensitive and lvl < ms.schema.depth[a]]
-            got = {tuple(int(r[a]) for a in axes): int(round(r["v"])) for _, r in upper.iterrows()}
+            got = {tuple(int(r[a]) for a in axes): int(round(r[V])) for _, r in upper.iterrows()}
             assert got == {t: v for t, v in truth.items() if v > 0}
             k = min(v for v in truth.values() if v > 0)
             assert k_combinatorial(coll, ms.counts)[0] == k <= k_link(coll, ms.counts)
@@ -509,7 +511,7 @@ def test_k_combinatorial_cases_in_plain_sight(rows, marginals, expected):
     levels, upper = combinatorial_upper(coll, ms.counts)
     axes = [a for a in ms.schema.attributes if a in levels]
     text = {a: ms.schema.label_text(a, levels[a]) for a in axes}
-    got = {"".join(text[a][int(r[a])] for a in axes): int(round(r["v"])) for _, r in upper.iterrows()}
+    got = {"".join(text[a][int(r[a])] for a in axes): int(round(r[V])) for _, r in upper.iterrows()}
     assert got == expected
     assert k_combinatorial(coll, ms.counts)[0] == min(expected.values())
 
@@ -557,15 +559,52 @@ def test_check_privacy_reports_every_model(small):
 
 
 def test_a_combinatorial_join_too_large_is_not_certified(small, monkeypatch):
-    """Beyond MAX_COMBINATORIAL_CELLS the join is not made (sized from its keys first): k-combinatorial anonymity
-    is then not certified, the collection is not private, and the report says why."""
+    """Beyond MAX_COMBINATORIAL_CELLS the marginals holding S are not joined (sized from their keys first):
+    k-combinatorial anonymity is then not certified, the collection not private at k >= 2 (k = 1 holds for any
+    decomposable collection), and the report says why."""
     import sqlanon.marginals.privacy as privacy
     ms = small[0]
     coll = ms.collection([ms.marginal({"a": 0, "s": 0}), ms.marginal({"b": 0, "s": 0}), ms.marginal({"c": 0, "s": 0})])
-    assert check_privacy(coll, ms.privacy, ms.counts).k_combinatorial is not None
+    two = privacy.MarginalPrivacy(k=2)
+    assert check_privacy(coll, two, ms.counts).k_combinatorial is not None
     monkeypatch.setattr(privacy, "MAX_COMBINATORIAL_CELLS", 5)
-    rep = check_privacy(coll, ms.privacy, ms.counts)
+    rep = check_privacy(coll, two, ms.counts)
     assert rep.k_combinatorial is None and not rep.satisfied and "not_certified" in rep.as_dict()
+    assert check_privacy(coll, privacy.MarginalPrivacy(k=1), ms.counts).satisfied
     with pytest.raises(privacy.CombinatorialTooLarge):
-        combinatorial_upper(coll, ms.counts, limit=5)
+        combinatorial_upper(coll, ms.counts)
+    monkeypatch.setattr(ms, "privacy", two)
+    monkeypatch.setattr(ms, "_kcomb", {})
+    monkeypatch.setattr(ms, "_sensitive_parts", {})
     assert not ms.private(coll)
+
+
+def test_the_k_without_the_join_is_the_joins_smallest_value(small):
+    """`combinatorial_k` reduces each marginal's cells to those in some cell of the join (semi-joins) instead of
+    making the join (which for one table and eight one-attribute marginals of Adult holds 12 million cells): the
+    same k as the join's smallest value, on collections with marginals inside others too."""
+    rng = random.Random(5)
+    for ms in small:
+        for _ in range(6):
+            coll = random_decomposable(ms, rng, 3)
+            extra = [ms.marginal({a: min(lvl + 1, ms.schema.depth[a] - 1) for a, lvl in m.levels
+                                  if a != ms.schema.sensitive}) for m in coll.marginals[:1]]
+            for c in (coll, ms.collection(coll.marginals + [m for m in extra if len(m)])):
+                if not c.decomposable:
+                    continue
+                _, upper = combinatorial_upper(c, ms.counts)
+                assert combinatorial_k(c, ms.counts) == int(round(float(upper[V].min())))
+
+
+@pytest.mark.parametrize("names", [("v", "v1", "v2"), ("v2", "__key_v", "v")])
+def test_columns_named_like_the_bounds_work_columns(names):
+    """The bound's frames named their count v (and v1, v2 in a join) among the attributes' columns: a column v
+    was overwritten, and every marginals run failed (KeyError traceback)."""
+    a, b, sens = names
+    frame = random_frame(2, 40)[["a", "b", "s"]].rename(columns={"a": a, "b": b, "s": sens})
+    ms = _session(frame, {a: QIS["a"], b: QIS["b"]}, sens)
+    plain = _session(random_frame(2, 40)[["a", "b", "s"]], {"a": QIS["a"], "b": QIS["b"]}, "s")
+    for session, (x, y, z) in ((ms, names), (plain, ("a", "b", "s"))):
+        coll = session.collection([session.marginal({x: 0, z: 0}), session.marginal({y: 0, z: 0})])
+        session.got = (k_combinatorial(coll, session.counts, 3), combinatorial_k(coll, session.counts))
+    assert ms.got == plain.got

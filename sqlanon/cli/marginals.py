@@ -168,6 +168,8 @@ def _privacy_text(p: dict) -> str:
                  + f" ({d.get('reason') or 'reconstruction'})")
     if p.get("not_decomposable"):
         text += ", the collection is not decomposable"
+    if p.get("not_certified"):
+        text += f", k-combinatorial not certified ({p['not_certified']})"
     if p["sensitive_marginals"] > p["max_sensitive_marginals"]:
         text += (f", {p['sensitive_marginals']} marginals hold the sensitive attribute "
                  f"(limit {p['max_sensitive_marginals']})")

@@ -93,7 +93,7 @@ NOT_FOR_MARGINALS = {"t-closeness": "t_closeness", "beta_likeness": "beta_likene
 
 @dataclass
 class MarginalPrivacy:
-    """What a collection must satisfy: k-link (and so k-combinatorial) anonymity with `k`, maxent
+    """What a collection must satisfy: k-link and k-combinatorial anonymity with `k`, maxent
     l-diversity with `diversity` (a plain distinct / entropy / recursive criterion), and at most
     `max_sensitive` marginals holding the sensitive attribute (Sec. 6, to bound the join)."""
 
@@ -184,8 +184,10 @@ class CellBounds:
     upper: np.ndarray
 
 
-# a factor of the bound's join: (attribute -> level of its codes, frame of those codes and "v")
+# a factor of the bound: (attribute -> level of its codes, frame of those codes and `_V`). The frame's columns
+# are the attributes' names; the value and the join keys take reserved names, which no column may have
 _Factor = tuple[dict[str, int], pd.DataFrame]
+_V, _V1, _V2, _KEY = "__sqlanon_v", "__sqlanon_v1", "__sqlanon_v2", "__sqlanon_key_"
 
 
 def _factor(counts: MarginalCounts, m: Marginal) -> _Factor:
@@ -193,13 +195,13 @@ def _factor(counts: MarginalCounts, m: Marginal) -> _Factor:
     codes, n = counts.get(m)
     keep = n > 0
     frame = pd.DataFrame({a: codes[keep, i] for i, (a, _) in enumerate(m.levels)})
-    frame["v"] = n[keep]
+    frame[_V] = n[keep]
     return dict(m.levels), frame
 
 
-# the most cells `combinatorial_upper` joins; a collection whose join is larger is not certified k-combinatorially
-# anonymous (a star of five one-attribute marginals with the sensitive one at level 0 joins 33 million cells of
-# Adult: 23 s and gigabytes for one score)
+# the most cells `combinatorial_upper` joins (the marginals holding the sensitive attribute, for their sum over
+# its values); beyond it a collection is not certified k-combinatorially anonymous (a star of five
+# one-attribute marginals with the sensitive one at level 0 joins 33 million cells of Adult)
 MAX_COMBINATORIAL_CELLS = 2_000_000
 
 
@@ -207,26 +209,31 @@ class CombinatorialTooLarge(Exception):
     """The join of `combinatorial_upper` would exceed its limit of cells."""
 
 
+def _keyed(schema: Schema, left: _Factor, right: _Factor) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict]:
+    """The two frames with a key column per shared attribute (its codes at the coarser of the two levels), the
+    keys, and the levels of their join (each attribute at the finer)."""
+    (l1, d1), (l2, d2) = left, right
+    d1, d2 = d1.copy(), d2.copy()
+    on, levels = [], {**l2, **l1}
+    for a in [a for a in l1 if a in l2]:
+        key = _KEY + a
+        on.append(key)
+        coarse = max(l1[a], l2[a])
+        d1[key] = schema.up(a, l1[a], coarse)[d1[a].to_numpy()]
+        d2[key] = schema.up(a, l2[a], coarse)[d2[a].to_numpy()]
+        levels[a] = min(l1[a], l2[a])
+    return d1, d2, on, levels
+
+
 def _join_min(schema: Schema, left: _Factor, right: _Factor, limit: int | None = None) -> _Factor:
     """The cells of two factors that agree (an attribute both hold is matched at the coarser of its two levels
     and kept at the finer), each with the smaller of the two values: where either is 0 the cell is left out.
     CombinatorialTooLarge, before the join, when it would hold more than `limit` cells."""
-    (l1, d1), (l2, d2) = left, right
-    d1, d2 = d1.rename(columns={"v": "v1"}), d2.rename(columns={"v": "v2"})
-    on, levels = [], {**l2, **l1}
-    for a in [a for a in l1 if a in l2]:
-        key = f"__key_{a}"
-        on.append(key)
-        if l1[a] < l2[a]:           # the left is finer: its codes rolled up to the right's level
-            d1[key] = schema.up(a, l1[a], l2[a])[d1[a].to_numpy()]
-            d2 = d2.rename(columns={a: key})
-        elif l2[a] < l1[a]:
-            d2[key] = schema.up(a, l2[a], l1[a])[d2[a].to_numpy()]
-            d1 = d1.rename(columns={a: key})
-            levels[a] = l2[a]
-        else:
-            d1[key] = d1[a]
-            d2 = d2.rename(columns={a: key})
+    d1, d2, on, levels = _keyed(schema, left, right)
+    l1, l2 = left[0], right[0]
+    # the coarser side's attribute column is dropped: the finer one's stays
+    d1 = d1.drop(columns=[a for a in l1 if a in l2 and l1[a] > l2[a]]).rename(columns={_V: _V1})
+    d2 = d2.drop(columns=[a for a in l2 if a in l1 and l2[a] >= l1[a]]).rename(columns={_V: _V2})
     if limit is not None:       # the join's size from its keys' counts, before it is made
         if on:
             size = int((d1.groupby(on).size().rename("a").to_frame()
@@ -236,23 +243,13 @@ def _join_min(schema: Schema, left: _Factor, right: _Factor, limit: int | None =
         if size > limit:
             raise CombinatorialTooLarge(size)
     joined = d1.merge(d2, on=on, how="inner") if on else d1.merge(d2, how="cross")
-    joined["v"] = np.minimum(joined.pop("v1").to_numpy(), joined.pop("v2").to_numpy())
+    joined[_V] = np.minimum(joined.pop(_V1).to_numpy(), joined.pop(_V2).to_numpy())
     return levels, joined.drop(columns=on)
 
 
-def combinatorial_upper(coll: Collection, counts: MarginalCounts, limit: int | None = MAX_COMBINATORIAL_CELLS,
-                        cache: dict | None = None) -> _Factor:
-    """max over the tables consistent with every released marginal (the sensitive columns too) of T(t), for
-    every non-sensitive cell t (finest levels) where it is positive, observed in the original or not.
-
-    max T(t) = min( min over marginals E without S of T_E(t), sum over s of min over marginals E with S of
-    T_E(t, s) ): the marginals holding S form a connected part of the junction tree, whose problem separates
-    by the value of s (each slice decomposable: Dobra's sharp min); merged into one node, the rest is Dobra's
-    min again (Kifer & Gehrke Sec. 6 and Def. 3.2; Dobra & Fienberg 2000). Every released marginal may enter
-    the minima, cliques or not: a marginal inside a clique has counts at least the clique's. Checked in the
-    tests against an integer program over every consistent table. CombinatorialTooLarge when a join would hold
-    more than `limit` cells. `cache` (a dict kept by the caller) holds the summed part of each set of marginals
-    holding S, which a search meets again and again."""
+def _factors(coll: Collection, counts: MarginalCounts, limit: int | None, cache: dict | None) -> list[_Factor]:
+    """The bound's factors: each released marginal without S, and the marginals holding S joined and summed
+    over the values of S (one factor; `cache`, a dict the caller keeps, holds it per set of such marginals)."""
     s = coll.schema
     withs = [m for m in coll.marginals if s.sensitive in m]
     factors = [_factor(counts, m) for m in coll.marginals if s.sensitive not in m]
@@ -263,28 +260,64 @@ def combinatorial_upper(coll: Collection, counts: MarginalCounts, limit: int | N
             levels, joined = _factor(counts, withs[0])
             for m in withs[1:]:
                 levels, joined = _join_min(s, (levels, joined), _factor(counts, m), limit)
-            del levels[s.sensitive]
+            levels = {a: lvl for a, lvl in levels.items() if a != s.sensitive}
             keys = list(levels)
-            summed = (joined.groupby(keys, sort=False)["v"].sum().reset_index() if keys else
-                      pd.DataFrame({"v": [joined["v"].sum()]}))
+            summed = (joined.groupby(keys, sort=False)[_V].sum().reset_index() if keys else
+                      pd.DataFrame({_V: [joined[_V].sum()]}))
             part = (levels, summed)
             if cache is not None:
                 cache[key] = part
         factors.append((dict(part[0]), part[1]))
+    return factors
+
+
+def combinatorial_upper(coll: Collection, counts: MarginalCounts, limit: int | None = None,
+                        cache: dict | None = None) -> _Factor:
+    """max over the tables consistent with every released marginal (the sensitive columns too) of T(t), for
+    every non-sensitive cell t (finest levels) where it is positive, observed in the original or not: the
+    factors (`_factors`) joined, their values' minimum (a frame of the attributes' codes and `_V`).
+
+    max T(t) = min( min over marginals E without S of T_E(t), sum over s of min over marginals E with S of
+    T_E(t, s) ): the marginals holding S form a connected part of the junction tree, whose problem separates
+    by the value of s (each slice decomposable: Dobra's sharp min); merged into one node, the rest is Dobra's
+    min again (Kifer & Gehrke Sec. 6 and Def. 3.2; Dobra & Fienberg 2000). Every released marginal may enter
+    the minima, cliques or not: a marginal inside a clique has counts at least the clique's. Checked in the
+    tests against an integer program over every consistent table. CombinatorialTooLarge when a join would hold
+    more than `limit` cells (default `MAX_COMBINATORIAL_CELLS`). The whole join is for the tests and small
+    collections: `combinatorial_k` needs only its smallest value, without it."""
+    limit = MAX_COMBINATORIAL_CELLS if limit is None else limit
+    factors = _factors(coll, counts, limit, cache)
     if not factors:
-        return {}, pd.DataFrame({"v": [float(s.rows)]})
+        return {}, pd.DataFrame({_V: [float(coll.schema.rows)]})
     out = factors[0]
     for f in factors[1:]:
-        out = _join_min(s, out, f, limit)
+        out = _join_min(coll.schema, out, f, limit)
     levels, frame = out
-    return levels, frame[frame["v"] > 0]
+    return levels, frame[frame[_V] > 0]
 
 
-def cell_bounds(coll: Collection, counts: MarginalCounts) -> CellBounds:
+def combinatorial_k(coll: Collection, counts: MarginalCounts, cache: dict | None = None) -> int | None:
+    """The k of Def. 3.2: the smallest positive `combinatorial_upper` over every non-sensitive cell, without the
+    join (for a table and eight one-attribute marginals of Adult it holds 12 million cells): the smallest value
+    of any factor. Every row of every factor is part of a cell of the join: the marginals come from one table,
+    so neighbours agree on what they share, and on an acyclic structure (the junction tree, its cliques holding
+    S merged into one) agreement between neighbours extends to the whole (Beeri, Fagin, Maier & Yannakakis,
+    JACM 1983); the tests check it against the join. None when the marginals holding S join more than
+    `MAX_COMBINATORIAL_CELLS` cells: not certified."""
+    try:
+        factors = _factors(coll, counts, MAX_COMBINATORIAL_CELLS, cache)
+    except CombinatorialTooLarge:
+        return None
+    mins = [float(fr[_V].min()) for _, fr in factors if len(fr)]
+    return int(round(min(mins))) if mins else coll.schema.rows
+
+
+def cell_bounds(coll: Collection, counts: MarginalCounts, cache: dict | None = None) -> CellBounds:
     """Bounds on every observed non-sensitive cell (finest levels) of a decomposable collection: upper the
-    sharp `combinatorial_upper`; lower Dobra's max(0, sum cliques - sum separators) over the marginals
-    projected on their non-sensitive attributes, a valid bound (every table consistent with the marginals is
-    consistent with their projections) that the sensitive columns may raise further."""
+    sharp bound of `combinatorial_upper`, looked up in each factor (an observed cell is part of every one);
+    lower Dobra's max(0, sum cliques - sum separators) over the marginals projected on their non-sensitive
+    attributes, a valid bound (every table consistent with the marginals is consistent with their
+    projections) that the sensitive columns may raise further. CombinatorialTooLarge as `combinatorial_upper`."""
     ns = nonsensitive_collection(coll)
     s = coll.schema
     if not len(ns):
@@ -299,33 +332,28 @@ def cell_bounds(coll: Collection, counts: MarginalCounts) -> CellBounds:
         lower += _lookup(counts, c, axes, cells)
     for sep in ns.separators[1:]:
         lower -= _lookup(counts, sep, axes, cells)
-    levels, upper = combinatorial_upper(coll, counts)
-    assert all(levels.get(a) == lvl for a, lvl in axes), (levels, axes)
+    upper = np.full(len(cells), np.inf)
     observed = pd.DataFrame({a: cells[:, i] for i, (a, _) in enumerate(axes)})
-    # an observed cell is positive in every marginal, so in the join
-    up = observed.merge(upper, on=[a for a, _ in axes], how="left")["v"].to_numpy() if axes else \
-        np.full(len(cells), float(upper["v"].min()))
-    return CellBounds(axes, cells, np.maximum(lower, 0.0), up)
-
-
-def combinatorial_k(coll: Collection, counts: MarginalCounts, cache: dict | None = None) -> int | None:
-    """The k of Def. 3.2 alone: the smallest positive `combinatorial_upper` over every non-sensitive cell; None
-    when its join is too large to compute (`MAX_COMBINATORIAL_CELLS`): not certified."""
-    try:
-        _, upper = combinatorial_upper(coll, counts, limit=MAX_COMBINATORIAL_CELLS, cache=cache)
-    except CombinatorialTooLarge:
-        return None
-    return int(round(float(upper["v"].min()))) if len(upper) else coll.schema.rows
+    for levels, frame in _factors(coll, counts, MAX_COMBINATORIAL_CELLS, cache):
+        if not levels:
+            upper = np.minimum(upper, float(frame[_V].min()))
+            continue
+        at = observed[list(levels)].copy()
+        for a, lvl in levels.items():
+            at[a] = s.up(a, dict(axes)[a], lvl)[at[a].to_numpy()]
+        upper = np.minimum(upper, at.merge(frame, on=list(levels), how="left")[_V].to_numpy())
+    return CellBounds(axes, cells, np.maximum(lower, 0.0), upper)
 
 
 def k_combinatorial(coll: Collection, counts: MarginalCounts, k: int = 1) -> tuple[int | None, int | None]:
     """(the k of Def. 3.2: the smallest positive `combinatorial_upper` over every non-sensitive cell, observed
     or not; the number of observed cells every consistent table puts between 1 and k - 1 rows by
     `cell_bounds`, which is at least that many)."""
-    kk = combinatorial_k(coll, counts)
+    cache: dict = {}
+    kk = combinatorial_k(coll, counts, cache)
     if kk is None:
         return None, None
-    b = cell_bounds(coll, counts)
+    b = cell_bounds(coll, counts, cache)
     certain = int(((b.lower >= 1) & (b.upper < k)).sum())
     return kk, certain
 
@@ -800,8 +828,10 @@ class PrivacyReport:
         """k-link, k-combinatorial (certified only for decomposable collections: in general the bounds are
         NP-hard, Sec. 6, so a non-decomposable collection is never released), maxent l-diversity and the
         limit on marginals holding the sensitive attribute."""
-        return (self.k_link >= self.privacy.k and self.k_combinatorial is not None
-                and self.k_combinatorial >= self.privacy.k and self.diversity.ok
+        # k <= 1 holds for any decomposable collection, certified or not
+        combinatorial = (self.k_combinatorial >= self.privacy.k if self.k_combinatorial is not None
+                         else self.privacy.k <= 1 and "not_decomposable" not in self.extra)
+        return (self.k_link >= self.privacy.k and combinatorial and self.diversity.ok
                 and self.sensitive_marginals <= self.privacy.max_sensitive)
 
     def as_dict(self) -> dict:
@@ -837,9 +867,9 @@ def check_privacy(coll: Collection, privacy: MarginalPrivacy, counts: MarginalCo
     extra = {} if coll.decomposable else {"not_decomposable": "k-combinatorial anonymity cannot be certified for a "
                                                               "collection that is not decomposable (Sec. 6)"}
     if coll.decomposable and kc is None:
-        extra["not_certified"] = (f"k-combinatorial anonymity is not certified: the cells its bound joins exceed "
-                                  f"{MAX_COMBINATORIAL_CELLS:,}; use fewer or coarser marginals holding the sensitive "
-                                  "attribute")
+        extra["not_certified"] = (f"the marginals holding the sensitive attribute join more than "
+                                  f"{MAX_COMBINATORIAL_CELLS:,} cells, too many to bound; use fewer or coarser "
+                                  "marginals holding it")
     return PrivacyReport(k_link(coll, counts), kc, certain, div, n_sens, privacy, extra)
 
 

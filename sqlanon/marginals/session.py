@@ -96,8 +96,9 @@ class Marginals:
         return check_privacy(coll, self.privacy, self.counts, self.prune)
 
     def private(self, coll: Collection, reference: Collection | None = None) -> bool:
-        """Fast path for the search: k-link, k-combinatorial, the sensitive-marginal limit, then maxent l-diversity only
-        when the cliques holding the sensitive attribute are new (cached per set of such cliques)."""
+        """Fast path for the search: k-link, the sensitive-marginal limit, maxent l-diversity only when the cliques
+        holding the sensitive attribute are new (cached per set of such cliques), then k-combinatorial (cached per
+        collection)."""
         s = self.schema
         if not coll.decomposable:
             return self.check(coll).satisfied
@@ -111,7 +112,9 @@ class Marginals:
             self._div[sens] = diversity_check(coll, self.privacy, self.counts, self.prune).ok
         if not self._div[sens]:
             return False
-        # last, the costliest: what the sensitive columns pin down (None: too large to certify)
+        # last, the costliest: what the sensitive columns pin down (None: too large to certify); k <= 1 always holds
+        if self.privacy.k <= 1:
+            return True
         key = frozenset(coll.marginals)
         if key not in self._kcomb:
             self._kcomb[key] = combinatorial_k(coll, self.counts, self._sensitive_parts)
