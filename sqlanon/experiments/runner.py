@@ -87,10 +87,10 @@ def run_experiments(names=(), out: str | Path = "docs/experiments", sample_rows:
         text = render(data)
     try:
         write_json(out / "results.json", data)      # both files only once the report is rendered
-        write_text(out / "report.md", text)
     except BaseException:       # results.json not written: its plots would be refused as a user's next time
         _remove_new_plots(out, listed, started)
         raise
+    write_text(out / "report.md", text)
     # plots the previous results listed and these do not (a run with other options replaced them): sqlanon's
     # own, which the next run would otherwise refuse as a user's files
     for name in listed - {f for files in data["figures"].values() for f in files}:
