@@ -1337,12 +1337,9 @@ def test_spark_refuses_the_source_and_records_its_own(spark, tmp_path):
     assert spark.table("spark_own").count() == 12
 
 
-def test_spark_runs_in_new_sessions_share_one_release_catalog(spark, tmp_path):
-    """Each `sqlanon anonymize` on Spark is a new session; with the default in-memory catalog the second one
-    does not know the catalog table the first one wrote into the warehouse. It registers it again over its
-    files (creating it anew would fail: Spark refuses a table over an existing location), so the second run
-    succeeds, replaces the release the first one wrote, and appends to the same history."""
-    warehouse = tmp_path / "warehouse"
+def _spark_anonymize_in_a_new_session(tmp_path: Path, warehouse: Path) -> subprocess.CompletedProcess:
+    """`sqlanon anonymize` of the hospital policy (release hospital_rel) in a process of its own, so in a new Spark
+    session whose in-memory catalog knows nothing of the warehouse's files."""
     policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
                          "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
                                                        "spark.driver.memory": "1g"}},
@@ -1351,9 +1348,18 @@ def test_spark_runs_in_new_sessions_share_one_release_catalog(spark, tmp_path):
     path = _write_policy(tmp_path, policy)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                        os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_spark_runs_in_new_sessions_share_one_release_catalog(spark, tmp_path):
+    """Each `sqlanon anonymize` on Spark is a new session; with the default in-memory catalog the second one
+    does not know the catalog table the first one wrote into the warehouse. It registers it again over its
+    files (creating it anew would fail: Spark refuses a table over an existing location), so the second run
+    succeeds, replaces the release the first one wrote, and appends to the same history."""
+    warehouse = tmp_path / "warehouse"
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=600)
+        done = _spark_anonymize_in_a_new_session(tmp_path, warehouse)
         assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     rows = duckdb.sql(f"SELECT seq, name, kind, release_id FROM read_parquet('{warehouse / CATALOG}/*.parquet') "
                       "ORDER BY seq").fetchall()
@@ -1372,16 +1378,7 @@ def test_spark_files_under_the_catalog_name_that_are_not_a_catalog_are_left_alon
     foreign = warehouse / CATALOG / "part-0.parquet"
     duckdb.sql(f"COPY (SELECT 1 AS id, 'x' AS note) TO '{foreign}' (FORMAT parquet)")
     before = foreign.read_bytes()
-    policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
-                         "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
-                                                       "spark.driver.memory": "1g"}},
-              "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"], "privacy": {"k": 4},
-              "release": {"name": "hospital_rel"}}
-    path = _write_policy(tmp_path, policy)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                       os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = _spark_anonymize_in_a_new_session(tmp_path, warehouse)
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     # one line of sqlanon's (pyspark prints its own warnings about the pandas version on stderr too)
     lines = [line for line in done.stderr.splitlines() if line.startswith("sqlanon")]
@@ -1401,16 +1398,7 @@ def test_spark_files_of_a_table_an_earlier_session_wrote_are_not_replaced(spark,
     theirs = warehouse / "hospital_rel" / "part-0.parquet"
     duckdb.sql(f"COPY (SELECT 1 AS id, 'important user data' AS note) TO '{theirs}' (FORMAT parquet)")
     before = theirs.read_bytes()
-    policy = {"source": {"engine": "spark", "master": "local[2]", "csv": str(HOSPITAL / "hospital.csv"),
-                         "table": "hospital", "conf": {"spark.sql.warehouse.dir": str(warehouse),
-                                                       "spark.driver.memory": "1g"}},
-              "quasi_identifiers": HOSPITAL_QIS, "sensitive": ["condition"], "privacy": {"k": 4},
-              "release": {"name": "hospital_rel"}}
-    path = _write_policy(tmp_path, policy)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                       os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-m", "sqlanon.cli", "anonymize", path, "-q"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = _spark_anonymize_in_a_new_session(tmp_path, warehouse)
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
     lines = [line for line in done.stderr.splitlines() if line.startswith("sqlanon")]
     assert len(lines) == 1 and "refusing to replace table hospital_rel" in lines[0], done.stderr
