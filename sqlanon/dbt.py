@@ -24,7 +24,6 @@ distance, multi-attribute l-diversity) are refused rather than given tests that 
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -277,10 +276,7 @@ def write_project(run, project, dialect: str, source_table: str | None = None,
                                 "project's permissions or give another project") from None
             staged.append((write_temporary(path, text), path))
     except BaseException:
-        remove_temporaries([tmp for tmp, _ in staged])
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+        remove_temporaries([tmp for tmp, _ in staged], made)
         raise
     failed = []
     for tmp, path in staged:

@@ -191,11 +191,16 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def remove_temporaries(paths: Sequence[Path]) -> None:
-    """Remove the temporary files of a run that failed before they were renamed into place (`write_temporary`)."""
+def remove_temporaries(paths: Sequence[Path], folders: Sequence[Path] = ()) -> None:
+    """Remove the temporary files of a run that failed before they were renamed into place (`write_temporary`),
+    then the `folders` made for them (outermost first, as `missing_folders` lists them), deepest first, each
+    only when empty."""
     for p in paths:
         with contextlib.suppress(OSError):
             p.unlink(missing_ok=True)
+    for f in reversed(folders):
+        with contextlib.suppress(OSError):
+            f.rmdir()
 
 
 def rename_temporaries(staged: Sequence[tuple[Path, Path]], written: str) -> None:

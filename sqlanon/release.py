@@ -262,7 +262,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
             _drop_quietly(b, tmp)
             for c in companions:
                 c.cleanup()
-            _remove_files([t for t, _ in exported], made)
+            remove_temporaries([t for t, _ in exported], made)
             raise
     else:
         source = _view_source(policy, fs)
@@ -287,7 +287,7 @@ def materialize(policy: Policy, fs: FrequencySet, result: NodeResult,
         except BaseException:
             for c in companions:
                 c.cleanup()
-            _remove_files([t for t, _ in exported], made)
+            remove_temporaries([t for t, _ in exported], made)
             raise
     rename_temporaries(exported, f"the release {name} is written")     # after the commit: the release stands
     return outputs
@@ -413,7 +413,7 @@ def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] 
         tmp = temporary_file(path)
         b.export(relation, tmp, export_format(path))
     except BaseException as e:
-        _remove_files([tmp] if tmp is not None else [], mine)
+        remove_temporaries([tmp] if tmp is not None else [], mine)
         if is_interrupt(e):
             raise KeyboardInterrupt from None
         if isinstance(e, OSError):
@@ -425,9 +425,3 @@ def export_to_temporary(b: Backend, relation: str, path: Path, made: list[Path] 
     return tmp
 
 
-def _remove_files(paths: Sequence[Path], folders: Sequence[Path] = ()) -> None:
-    """Remove temporary files, then the folders made for them, deepest first, each only when empty."""
-    remove_temporaries(paths)
-    for f in reversed(folders):
-        with contextlib.suppress(OSError):
-            f.rmdir()
