@@ -152,15 +152,17 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
             f"violation {sol.max_violation:.2g} records")
         reports: list[dict] = [{}]      # the report the files hold, printed after the commit without a query
 
+        def manifest_with(report: dict) -> dict:
+            """The generalized release's manifest with the risk report as its `maxent` section."""
+            return {**release.anonymization.manifest(), "maxent": report}
+
         def files(outputs: list[dict]) -> list[tuple[Path, Path]]:
             """The JSON files written with the tables (`me.write`), or at once when there are none."""
             report = reports[0] = me.report(result, outputs)
             staged: list[tuple[Path, Path]] = []
             try:
                 if manifest_path not in (None, "-"):
-                    manifest = release.anonymization.manifest()
-                    manifest["maxent"] = report
-                    staged.append(stage_json(manifest, manifest_path, keep=reads,
+                    staged.append(stage_json(manifest_with(report), manifest_path, keep=reads,
                                              manifest_of=release.anonymization.policy.release.name))
                 if json_path not in (None, "-"):
                     staged.append(stage_json(report, json_path, keep=reads))
@@ -174,11 +176,9 @@ def maxent(policy, knowledge, positive, negative, min_support, buckets, node, na
         else:
             outputs = []
             rename_temporaries(files(outputs), "the risk is computed")
-        report = reports[0] or me.report(result, outputs)
+        report = reports[0]         # files() ran, inside me.write or just above
         if manifest_path == "-":
-            manifest = release.anonymization.manifest()
-            manifest["maxent"] = report
-            write_json(manifest, manifest_path)
+            write_json(manifest_with(report), manifest_path)
     if not sol.converged:
         click.echo(f"sqlanon: warning: the solver did not reach the tolerance ({sol.max_violation:.3g} > "
                    f"{sol.tolerance:.3g} records); the estimate is the best found", err=True)
